@@ -1,0 +1,19 @@
+// The subcommands of the wmtune CLI. Each file cmd_*.cpp declares its options on the CLI11
+// app and returns the function that runs it after parsing.
+#pragma once
+
+#include <functional>
+
+namespace CLI {
+class App;
+}
+
+namespace wm::cli {
+
+/// Runs the subcommand; returns the process exit code. Throws UserError for bad input.
+using Command = std::function<int()>;
+
+Command addWorkloadsCommand(CLI::App& app);
+Command addTasksCommand(CLI::App& app);
+
+} // namespace wm::cli

@@ -1,0 +1,87 @@
+// The operator library: functions that build tensor-expression ops, TOPI-style. Each family
+// lives in its own file under lib/frontend/ops/. Layouts follow PyTorch/ONNX: NCHW data,
+// KCRS conv weights, (C_in, C_out/groups, R, S) transposed-conv weights, row-major matrices.
+// Invalid parameters (a group count that does not divide, an empty output) are user errors
+// that name the op and the parameter.
+#pragma once
+
+#include <wm/ir/tensor.h>
+
+#include <string>
+#include <vector>
+
+namespace wm::ops {
+
+using ir::Shape;
+using ir::Tensor;
+
+// ---- dense.cpp ----
+/// C[M, N] = A[M, K] · B[K, N].
+Tensor matmul(const Tensor& a, const Tensor& b, const std::string& name = "matmul");
+/// Y[M, N] = X[M, K] · W[N, K]ᵀ (the layout of torch.nn.Linear).
+Tensor dense(const Tensor& x, const Tensor& w, const std::string& name = "dense");
+/// C[B, M, N] = A[B, M, K] · B[B, K, N].
+Tensor batchMatmul(const Tensor& a, const Tensor& b, const std::string& name = "batch_matmul");
+
+// ---- conv.cpp ----
+/// Per spatial dimension: stride, padding before/after, dilation.
+struct ConvParams {
+  std::vector<int64_t> stride, padBefore, padAfter, dilation;
+  int64_t groups = 1;
+  /// Same values on every one of `dims` spatial dimensions.
+  static ConvParams uniform(size_t dims, int64_t stride, int64_t pad, int64_t dilation,
+                            int64_t groups = 1);
+};
+/// Pads the trailing dimensions (before/after give one value per dimension of x).
+Tensor pad(const Tensor& x, const Shape& before, const Shape& after, double value = 0.0,
+           const std::string& name = "pad");
+/// N-d convolution (1, 2 or 3 spatial dims): data [N, C, X...], weight [K, C/groups, R...].
+Tensor conv(const Tensor& data, const Tensor& weight, const ConvParams& p,
+            const std::string& name = "conv");
+/// N-d transposed convolution: data [N, C, X...], weight [C, K/groups, R...].
+Tensor convTranspose(const Tensor& data, const Tensor& weight, const ConvParams& p,
+                     const std::vector<int64_t>& outputPadding,
+                     const std::string& name = "conv_transpose");
+
+// ---- pool.cpp ----
+enum class PoolKind { Max, Avg };
+/// 2-d pooling over NCHW. Avg divides by the window size when countIncludePad, else by the
+/// number of in-bounds elements.
+Tensor pool2d(const Tensor& x, PoolKind kind, const std::vector<int64_t>& kernel,
+              const std::vector<int64_t>& stride, const std::vector<int64_t>& padBefore,
+              const std::vector<int64_t>& padAfter, bool countIncludePad = true,
+              const std::string& name = "pool");
+/// Average over H and W of NCHW: output [N, C, 1, 1].
+Tensor globalAvgPool2d(const Tensor& x, const std::string& name = "global_avg_pool");
+
+// ---- elementwise.cpp ----
+Tensor relu(const Tensor& x, const std::string& name = "relu");
+Tensor clip(const Tensor& x, double lo, double hi, const std::string& name = "clip");
+Tensor sigmoid(const Tensor& x, const std::string& name = "sigmoid");
+Tensor tanh(const Tensor& x, const std::string& name = "tanh");
+/// x · ½ · (1 + erf(x / √2)).
+Tensor gelu(const Tensor& x, const std::string& name = "gelu");
+/// NumPy-broadcasting binary op.
+Tensor binaryOp(const Tensor& a, const Tensor& b, ir::BinaryOp op, const std::string& name);
+Tensor add(const Tensor& a, const Tensor& b, const std::string& name = "add");
+Tensor sub(const Tensor& a, const Tensor& b, const std::string& name = "sub");
+Tensor mul(const Tensor& a, const Tensor& b, const std::string& name = "mul");
+Tensor div(const Tensor& a, const Tensor& b, const std::string& name = "div");
+/// x + bias[i_axis] with bias of shape [x.shape[axis]].
+Tensor biasAdd(const Tensor& x, const Tensor& bias, int axis, const std::string& name = "bias_add");
+/// Broadcast shape of two shapes; user error naming `what` when incompatible.
+Shape broadcastShape(const Shape& a, const Shape& b, const std::string& what);
+
+// ---- norm.cpp ----
+/// Inference batch norm over axis 1: (x - mean) / sqrt(var + eps) · gamma + beta.
+Tensor batchNorm(const Tensor& x, const Tensor& gamma, const Tensor& beta, const Tensor& mean,
+                 const Tensor& var, double eps, const std::string& name = "batch_norm");
+/// Softmax along `axis` (max, exp, sum, normalize stages).
+Tensor softmax(const Tensor& x, int axis, const std::string& name = "softmax");
+/// Layer norm over the last dimension with gamma/beta of that size.
+Tensor layerNorm(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps,
+                 const std::string& name = "layer_norm");
+/// 2-norm over every dimension but the first: [B, ...] -> [B] (Ansor's NRM).
+Tensor norm2(const Tensor& x, const std::string& name = "norm");
+
+} // namespace wm::ops

@@ -1,0 +1,198 @@
+// Operator family: padding, N-d convolution (grouped, dilated, strided) and transposed
+// convolution. Padding is its own stage (a guarded select), as in TVM, so the convolution
+// itself reads a dense tensor.
+#include <wm/frontend/ops.h>
+#include <wm/support/error.h>
+
+namespace wm::ops {
+
+using namespace wm::ir;
+
+ConvParams ConvParams::uniform(size_t dims, int64_t stride, int64_t pad, int64_t dilation,
+                               int64_t groups) {
+  ConvParams p;
+  p.stride.assign(dims, stride);
+  p.padBefore.assign(dims, pad);
+  p.padAfter.assign(dims, pad);
+  p.dilation.assign(dims, dilation);
+  p.groups = groups;
+  return p;
+}
+
+Tensor pad(const Tensor& x, const Shape& before, const Shape& after, double value,
+           const std::string& name) {
+  size_t nd = x->ndim();
+  WM_CHECK(before.size() == nd && after.size() == nd) << name << ": pad rank mismatch";
+  bool any = false;
+  Shape out = x->shape;
+  for (size_t d = 0; d < nd; ++d) {
+    if (before[d] < 0 || after[d] < 0) WM_USER_ERROR() << name << ": negative padding";
+    any |= before[d] || after[d];
+    out[d] += before[d] + after[d];
+  }
+  if (!any) return x;
+  return compute(name, "pad", out, [&](const std::vector<Var>& ax) {
+    Expr cond;
+    std::vector<Expr> idx;
+    for (size_t d = 0; d < nd; ++d) {
+      if (!before[d] && !after[d]) {
+        idx.push_back(ax[d]);
+        continue;
+      }
+      Expr inRange = ax[d] >= static_cast<double>(before[d]);
+      inRange = inRange && (Expr(ax[d]) < static_cast<double>(before[d] + x->shape[d]));
+      cond = cond.defined() ? (cond && inRange) : inRange;
+      idx.push_back(before[d] ? Expr(ax[d] - static_cast<double>(before[d])) : Expr(ax[d]));
+    }
+    return select(cond, read(x, idx), floatImm(value, x->dtype));
+  });
+}
+
+namespace {
+
+const char* spatialName(size_t dims, size_t d, bool reduceAxis) {
+  static const char* out3[] = {"od", "oh", "ow"};
+  static const char* red3[] = {"rd", "rh", "rw"};
+  size_t off = 3 - dims;
+  return reduceAxis ? red3[off + d] : out3[off + d];
+}
+
+void checkConvInputs(const Tensor& data, const Tensor& weight, const ConvParams& p,
+                     const std::string& name, size_t* dims) {
+  size_t nd = data->ndim();
+  if (nd < 3 || nd > 5)
+    WM_USER_ERROR() << name << ": data " << data->name << " has rank " << nd
+                    << ", expected 3 to 5 (N, C, spatial...)";
+  if (weight->ndim() != nd)
+    WM_USER_ERROR() << name << ": weight " << weight->name << " has rank " << weight->ndim()
+                    << ", expected " << nd;
+  *dims = nd - 2;
+  WM_CHECK(p.stride.size() == *dims && p.padBefore.size() == *dims &&
+           p.padAfter.size() == *dims && p.dilation.size() == *dims)
+      << name << ": parameter vectors of the wrong size";
+  if (p.groups < 1) WM_USER_ERROR() << name << ": groups=" << p.groups << " must be >= 1";
+  for (size_t d = 0; d < *dims; ++d) {
+    if (p.stride[d] < 1) WM_USER_ERROR() << name << ": stride must be >= 1";
+    if (p.dilation[d] < 1) WM_USER_ERROR() << name << ": dilation must be >= 1";
+    if (p.padBefore[d] < 0 || p.padAfter[d] < 0) WM_USER_ERROR() << name << ": negative pad";
+  }
+}
+
+} // namespace
+
+Tensor conv(const Tensor& data, const Tensor& weight, const ConvParams& p,
+            const std::string& name) {
+  size_t dims;
+  checkConvInputs(data, weight, p, name, &dims);
+  int64_t N = data->shape[0], C = data->shape[1], K = weight->shape[0], G = p.groups;
+  if (C % G) WM_USER_ERROR() << name << ": groups=" << G << " does not divide C=" << C;
+  if (K % G) WM_USER_ERROR() << name << ": groups=" << G << " does not divide K=" << K;
+  int64_t Cg = C / G, Kg = K / G;
+  if (weight->shape[1] != Cg)
+    WM_USER_ERROR() << name << ": weight has " << weight->shape[1]
+                    << " input channels per group, expected C/groups=" << Cg;
+  Shape outShape{N, K}, reduceExt{Cg}, before{0, 0}, after{0, 0};
+  for (size_t d = 0; d < dims; ++d) {
+    int64_t X = data->shape[2 + d], R = weight->shape[2 + d];
+    int64_t span = p.dilation[d] * (R - 1) + 1;
+    int64_t o = (X + p.padBefore[d] + p.padAfter[d] - span) / p.stride[d] + 1;
+    if (X + p.padBefore[d] + p.padAfter[d] < span || o < 1)
+      WM_USER_ERROR() << name << ": kernel extent " << span << " exceeds padded input " << X
+                      << " + " << p.padBefore[d] + p.padAfter[d] << " in spatial dim " << d;
+    outShape.push_back(o);
+    reduceExt.push_back(R);
+    before.push_back(p.padBefore[d]);
+    after.push_back(p.padAfter[d]);
+  }
+  Tensor padded = pad(data, before, after, 0.0, name + "_pad");
+  std::vector<std::string> axisNames{"n", "k"}, reduceNames{"rc"};
+  for (size_t d = 0; d < dims; ++d) {
+    axisNames.push_back(spatialName(dims, d, false));
+    reduceNames.push_back(spatialName(dims, d, true));
+  }
+  std::string tag = "conv" + std::to_string(dims) + "d";
+  return reduce(
+      name, tag, outShape, ReduceKind::Sum, reduceExt,
+      [&](const std::vector<Var>& ax, const std::vector<Var>& r) {
+        Expr channel = r[0];
+        if (G > 1) channel = Expr(ax[1]) / static_cast<double>(Kg) * static_cast<double>(Cg) + r[0];
+        std::vector<Expr> di{ax[0], channel}, wi{ax[1], r[0]};
+        for (size_t d = 0; d < dims; ++d) {
+          Expr y = p.stride[d] == 1 ? Expr(ax[2 + d]) : ax[2 + d] * static_cast<double>(p.stride[d]);
+          Expr ry = p.dilation[d] == 1 ? Expr(r[1 + d]) : r[1 + d] * static_cast<double>(p.dilation[d]);
+          di.push_back(y + ry);
+          wi.push_back(r[1 + d]);
+        }
+        return read(padded, di) * read(weight, wi);
+      },
+      axisNames, reduceNames);
+}
+
+Tensor convTranspose(const Tensor& data, const Tensor& weight, const ConvParams& p,
+                     const std::vector<int64_t>& outputPadding, const std::string& name) {
+  size_t dims;
+  checkConvInputs(data, weight, p, name, &dims);
+  WM_CHECK(outputPadding.size() == dims) << name << ": output padding of the wrong size";
+  int64_t N = data->shape[0], C = data->shape[1], G = p.groups;
+  if (weight->shape[0] != C)
+    WM_USER_ERROR() << name << ": weight has " << weight->shape[0]
+                    << " input channels, data has C=" << C;
+  if (C % G) WM_USER_ERROR() << name << ": groups=" << G << " does not divide C=" << C;
+  int64_t Kg = weight->shape[1], K = Kg * G, Cg = C / G;
+  // out[y] = sum_r P[y + r*dil] * w[R-1-r], where P is the input dilated by the stride and
+  // shifted by lead = dil*(R-1) - pad (zero outside the input's dilated support).
+  Shape outShape{N, K}, pShape{N, C}, reduceExt{Cg};
+  std::vector<int64_t> lead;
+  for (size_t d = 0; d < dims; ++d) {
+    int64_t X = data->shape[2 + d], R = weight->shape[2 + d];
+    if (outputPadding[d] < 0 || outputPadding[d] >= std::max(p.stride[d], p.dilation[d]))
+      WM_USER_ERROR() << name << ": output padding must be in [0, max(stride, dilation))";
+    int64_t o = (X - 1) * p.stride[d] - p.padBefore[d] - p.padAfter[d] +
+                p.dilation[d] * (R - 1) + outputPadding[d] + 1;
+    if (o < 1) WM_USER_ERROR() << name << ": empty output in spatial dim " << d;
+    outShape.push_back(o);
+    pShape.push_back(o + p.dilation[d] * (R - 1));
+    reduceExt.push_back(R);
+    lead.push_back(p.dilation[d] * (R - 1) - p.padBefore[d]);
+  }
+  Tensor dil = compute(name + "_dilate", "dilate_pad", pShape, [&](const std::vector<Var>& ax) {
+    Expr cond;
+    std::vector<Expr> idx{ax[0], ax[1]};
+    for (size_t d = 0; d < dims; ++d) {
+      Expr j = ax[2 + d] - static_cast<double>(lead[d]);
+      Expr c = j >= 0.0;
+      if (p.stride[d] > 1) c = c && (j % static_cast<double>(p.stride[d]) == 0.0);
+      Expr q = p.stride[d] > 1 ? j / static_cast<double>(p.stride[d]) : j;
+      c = c && (q < static_cast<double>(data->shape[2 + d]));
+      cond = cond.defined() ? (cond && c) : c;
+      idx.push_back(q);
+    }
+    return select(cond, read(data, idx), floatImm(0.0, data->dtype));
+  });
+  std::vector<std::string> axisNames{"n", "k"}, reduceNames{"rc"};
+  for (size_t d = 0; d < dims; ++d) {
+    axisNames.push_back(spatialName(dims, d, false));
+    reduceNames.push_back(spatialName(dims, d, true));
+  }
+  std::string tag = "conv" + std::to_string(dims) + "d_transpose";
+  return reduce(
+      name, tag, outShape, ReduceKind::Sum, reduceExt,
+      [&](const std::vector<Var>& ax, const std::vector<Var>& r) {
+        Expr channel = r[0], kIn = ax[1];
+        if (G > 1) {
+          channel = Expr(ax[1]) / static_cast<double>(Kg) * static_cast<double>(Cg) + r[0];
+          kIn = Expr(ax[1]) % static_cast<double>(Kg);
+        }
+        std::vector<Expr> di{ax[0], channel}, wi{channel, kIn};
+        for (size_t d = 0; d < dims; ++d) {
+          int64_t R = weight->shape[2 + d];
+          Expr ry = p.dilation[d] == 1 ? Expr(r[1 + d]) : r[1 + d] * static_cast<double>(p.dilation[d]);
+          di.push_back(ax[2 + d] + ry);
+          wi.push_back(static_cast<double>(R - 1) - Expr(r[1 + d]));
+        }
+        return read(dil, di) * read(weight, wi);
+      },
+      axisNames, reduceNames);
+}
+
+} // namespace wm::ops

@@ -1,0 +1,316 @@
+// The reference interpreter (see interpreter.h). Each op's body is compiled once into a tree
+// of closures over a slot array of axis values, then evaluated for every output element.
+#include <wm/ir/interpreter.h>
+#include <wm/ir/printer.h>
+#include <wm/support/error.h>
+
+#include <cmath>
+#include <functional>
+#include <limits>
+
+namespace wm::ir {
+
+double roundTo(DType t, double v) {
+  switch (t) {
+  case DType::F32: return static_cast<double>(static_cast<float>(v));
+  case DType::F16: return static_cast<double>(static_cast<_Float16>(v));
+  case DType::I32:
+    if (!std::isfinite(v)) return 0;
+    return static_cast<double>(static_cast<int32_t>(static_cast<int64_t>(std::trunc(v))));
+  case DType::I64:
+    if (!std::isfinite(v)) return 0;
+    return std::trunc(v);
+  case DType::Bool: return v != 0 ? 1.0 : 0.0;
+  }
+  return v;
+}
+
+NDArray::NDArray(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
+  int64_t n = 1;
+  for (int64_t d : shape_) {
+    WM_CHECK(d >= 0) << "negative dimension";
+    n *= d;
+  }
+  data_.assign(static_cast<size_t>(n), 0.0);
+}
+
+void NDArray::set(int64_t i, double v) { data_[static_cast<size_t>(i)] = roundTo(dtype_, v); }
+
+NDArray NDArray::random(DType dtype, Shape shape, Rng& rng, double lo, double hi) {
+  NDArray a(dtype, std::move(shape));
+  for (int64_t i = 0; i < a.size(); ++i) {
+    double v = rng.uniform(lo, hi);
+    if (isInt(dtype)) v = std::floor(v);
+    if (dtype == DType::Bool) v = rng.bernoulli(0.5) ? 1 : 0;
+    a.set(i, v);
+  }
+  return a;
+}
+
+std::vector<NDArray> randomInputs(const ComputeDAG& dag, uint64_t seed) {
+  Rng rng(seed);
+  std::vector<NDArray> out;
+  for (auto& p : dag.placeholders())
+    out.push_back(NDArray::random(p->dtype, p->shape, rng, p->inputLo, p->inputHi));
+  return out;
+}
+
+namespace {
+
+using Fn = std::function<double(const double* slots)>;
+
+int64_t floorDivI(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+
+class Compiler {
+public:
+  Compiler(const ComputeDAG& dag, const std::vector<NDArray>& buffers,
+           const std::unordered_map<const VarNode*, int>& slots)
+      : dag_(dag), buffers_(buffers), slots_(slots) {}
+
+  Fn compile(const Expr& e) {
+    switch (e.kind()) {
+    case ExprKind::IntImm: {
+      double v = static_cast<double>(e.as<IntImmNode>()->value);
+      return [v](const double*) { return v; };
+    }
+    case ExprKind::FloatImm: {
+      double v = e.as<FloatImmNode>()->value;
+      return [v](const double*) { return v; };
+    }
+    case ExprKind::Var: {
+      auto it = slots_.find(e.as<VarNode>());
+      WM_CHECK(it != slots_.end()) << "interpreter: unbound variable " << e.as<VarNode>()->name;
+      int s = it->second;
+      return [s](const double* slots) { return slots[s]; };
+    }
+    case ExprKind::Binary: return compileBinary(e.as<BinaryNode>());
+    case ExprKind::Compare: {
+      auto* n = e.as<CompareNode>();
+      Fn a = compile(n->a), b = compile(n->b);
+      switch (n->op) {
+      case CompareOp::EQ: return [a, b](const double* s) { return double(a(s) == b(s)); };
+      case CompareOp::NE: return [a, b](const double* s) { return double(a(s) != b(s)); };
+      case CompareOp::LT: return [a, b](const double* s) { return double(a(s) < b(s)); };
+      case CompareOp::LE: return [a, b](const double* s) { return double(a(s) <= b(s)); };
+      case CompareOp::GT: return [a, b](const double* s) { return double(a(s) > b(s)); };
+      case CompareOp::GE: return [a, b](const double* s) { return double(a(s) >= b(s)); };
+      }
+      break;
+    }
+    case ExprKind::Logical: {
+      auto* n = e.as<LogicalNode>();
+      Fn a = compile(n->a), b = compile(n->b);
+      if (n->op == LogicalOp::And)
+        return [a, b](const double* s) { return double(a(s) != 0 && b(s) != 0); };
+      return [a, b](const double* s) { return double(a(s) != 0 || b(s) != 0); };
+    }
+    case ExprKind::Not: {
+      Fn a = compile(e.as<NotNode>()->a);
+      return [a](const double* s) { return double(a(s) == 0); };
+    }
+    case ExprKind::Select: {
+      auto* n = e.as<SelectNode>();
+      Fn c = compile(n->cond), t = compile(n->t), f = compile(n->f);
+      return [c, t, f](const double* s) { return c(s) != 0 ? t(s) : f(s); };
+    }
+    case ExprKind::Cast: {
+      DType to = e.dtype();
+      Fn v = compile(e.as<CastNode>()->value);
+      return [v, to](const double* s) { return roundTo(to, v(s)); };
+    }
+    case ExprKind::Call: return compileCall(e.as<CallNode>());
+    case ExprKind::TensorRead: return compileRead(e.as<TensorReadNode>());
+    }
+    WM_CHECK(false) << "interpreter: unhandled expression " << exprKindName(e.kind());
+    return {};
+  }
+
+private:
+  Fn compileBinary(const BinaryNode* n) {
+    Fn a = compile(n->a), b = compile(n->b);
+    bool isI = isInt(n->dtype);
+    DType t = n->dtype;
+    switch (n->op) {
+    case BinaryOp::Add:
+      if (isI) return [a, b, t](const double* s) { return roundTo(t, a(s) + b(s)); };
+      return [a, b](const double* s) { return a(s) + b(s); };
+    case BinaryOp::Sub:
+      if (isI) return [a, b, t](const double* s) { return roundTo(t, a(s) - b(s)); };
+      return [a, b](const double* s) { return a(s) - b(s); };
+    case BinaryOp::Mul:
+      if (isI) return [a, b, t](const double* s) { return roundTo(t, a(s) * b(s)); };
+      return [a, b](const double* s) { return a(s) * b(s); };
+    case BinaryOp::Div:
+      if (isI)
+        return [a, b](const double* s) {
+          int64_t y = static_cast<int64_t>(b(s));
+          WM_CHECK(y != 0) << "interpreter: integer division by zero";
+          return static_cast<double>(floorDivI(static_cast<int64_t>(a(s)), y));
+        };
+      return [a, b](const double* s) { return a(s) / b(s); };
+    case BinaryOp::Mod:
+      if (isI)
+        return [a, b](const double* s) {
+          int64_t x = static_cast<int64_t>(a(s)), y = static_cast<int64_t>(b(s));
+          WM_CHECK(y != 0) << "interpreter: integer modulo by zero";
+          return static_cast<double>(x - floorDivI(x, y) * y);
+        };
+      return [a, b](const double* s) {
+        double x = a(s), y = b(s);
+        return x - std::floor(x / y) * y;
+      };
+    case BinaryOp::Min: return [a, b](const double* s) { return std::min(a(s), b(s)); };
+    case BinaryOp::Max: return [a, b](const double* s) { return std::max(a(s), b(s)); };
+    }
+    return {};
+  }
+
+  Fn compileCall(const CallNode* n) {
+    Fn a = compile(n->args[0]);
+    switch (n->func) {
+    case MathFunc::Exp: return [a](const double* s) { return std::exp(a(s)); };
+    case MathFunc::Log: return [a](const double* s) { return std::log(a(s)); };
+    case MathFunc::Sqrt: return [a](const double* s) { return std::sqrt(a(s)); };
+    case MathFunc::Rsqrt: return [a](const double* s) { return 1.0 / std::sqrt(a(s)); };
+    case MathFunc::Tanh: return [a](const double* s) { return std::tanh(a(s)); };
+    case MathFunc::Erf: return [a](const double* s) { return std::erf(a(s)); };
+    case MathFunc::Sigmoid: return [a](const double* s) { return 1.0 / (1.0 + std::exp(-a(s))); };
+    case MathFunc::Abs: return [a](const double* s) { return std::fabs(a(s)); };
+    case MathFunc::Pow: {
+      Fn b = compile(n->args[1]);
+      return [a, b](const double* s) { return std::pow(a(s), b(s)); };
+    }
+    }
+    return {};
+  }
+
+  Fn compileRead(const TensorReadNode* n) {
+    int p = dag_.indexOf(n->tensor.get());
+    WM_CHECK(p >= 0) << "interpreter: read of " << n->tensor->name << " outside the DAG";
+    const NDArray* buf = &buffers_[p];
+    std::vector<Fn> idx;
+    for (auto& i : n->indices) idx.push_back(compile(i));
+    Shape shape = n->tensor->shape;
+    std::string name = n->tensor->name;
+    return [buf, idx, shape, name](const double* s) {
+      int64_t flat = 0;
+      for (size_t d = 0; d < idx.size(); ++d) {
+        int64_t v = static_cast<int64_t>(idx[d](s));
+        WM_CHECK(v >= 0 && v < shape[d])
+            << "interpreter: read of " << name << " out of bounds: index " << v << " in dim "
+            << d << " of extent " << shape[d];
+        flat = flat * shape[d] + v;
+      }
+      return buf->data()[flat];
+    };
+  }
+
+  const ComputeDAG& dag_;
+  const std::vector<NDArray>& buffers_;
+  const std::unordered_map<const VarNode*, int>& slots_;
+};
+
+// Advances a row-major multi-index; returns false after the last one.
+bool advance(std::vector<double>& slots, size_t first, const std::vector<IterVar>& axes) {
+  for (size_t d = axes.size(); d-- > 0;) {
+    double& v = slots[first + d];
+    if (++v < static_cast<double>(axes[d].extent)) return true;
+    v = 0;
+  }
+  return false;
+}
+
+void evaluateOp(const ComputeDAG& dag, int i, std::vector<NDArray>& buffers) {
+  const auto& op = dag.op(i);
+  std::unordered_map<const VarNode*, int> slots;
+  for (auto& a : op.axes) slots[a.var.node()] = static_cast<int>(slots.size());
+  for (auto& a : op.reduceAxes) slots[a.var.node()] = static_cast<int>(slots.size());
+  Compiler compiler(dag, buffers, slots);
+  Fn body = compiler.compile(op.body);
+  NDArray out(op.dtype, op.shape);
+  std::vector<double> s(slots.size(), 0.0);
+  const size_t nAxes = op.axes.size();
+  double identity = 0;
+  if (op.reduce == ReduceKind::Max) identity = -std::numeric_limits<double>::infinity();
+  if (op.reduce == ReduceKind::Min) identity = std::numeric_limits<double>::infinity();
+  int64_t n = out.size();
+  for (int64_t flat = 0; flat < n; ++flat) {
+    double v;
+    if (!op.hasReduction()) {
+      v = body(s.data());
+    } else {
+      v = identity;
+      for (size_t r = 0; r < op.reduceAxes.size(); ++r) s[nAxes + r] = 0;
+      do {
+        double x = body(s.data());
+        switch (op.reduce) {
+        case ReduceKind::Sum: v += x; break;
+        case ReduceKind::Max: v = std::max(v, x); break;
+        case ReduceKind::Min: v = std::min(v, x); break;
+        case ReduceKind::None: break;
+        }
+      } while (advance(s, nAxes, op.reduceAxes));
+    }
+    out.set(flat, v);
+    // advance the spatial index (slots [0, nAxes))
+    for (size_t d = nAxes; d-- > 0;) {
+      if (++s[d] < static_cast<double>(op.axes[d].extent)) break;
+      s[d] = 0;
+    }
+  }
+  buffers[i] = std::move(out);
+}
+
+} // namespace
+
+std::vector<NDArray> evaluate(const ComputeDAG& dag, const std::vector<NDArray>& inputs) {
+  auto phs = dag.placeholders();
+  WM_CHECK(inputs.size() == phs.size())
+      << "evaluate: " << inputs.size() << " inputs for " << phs.size() << " placeholders";
+  std::vector<NDArray> buffers(dag.size());
+  size_t next = 0;
+  for (size_t i = 0; i < dag.size(); ++i) {
+    const auto& op = dag.op(static_cast<int>(i));
+    if (op.isPlaceholder()) {
+      const NDArray& in = inputs[next++];
+      WM_CHECK(in.shape() == op.shape) << "evaluate: input " << op.name << " has shape "
+                                       << typeString(in.dtype(), in.shape()) << ", expected "
+                                       << typeString(op.dtype, op.shape);
+      buffers[i] = in;
+    } else {
+      evaluateOp(dag, static_cast<int>(i), buffers);
+    }
+  }
+  return buffers;
+}
+
+std::vector<NDArray> evaluateOutputs(const ComputeDAG& dag, const std::vector<NDArray>& inputs) {
+  auto all = evaluate(dag, inputs);
+  std::vector<NDArray> out;
+  for (auto& o : dag.outputs()) out.push_back(all[dag.indexOf(o.get())]);
+  return out;
+}
+
+double maxRelativeError(const NDArray& a, const NDArray& b) {
+  WM_CHECK(a.shape() == b.shape()) << "maxRelativeError: shapes differ";
+  double worst = 0;
+  for (int64_t i = 0; i < a.size(); ++i) {
+    double x = a.data()[i], y = b.data()[i];
+    if (std::isnan(x) || std::isnan(y)) {
+      if (std::isnan(x) != std::isnan(y)) return std::numeric_limits<double>::infinity();
+      continue;
+    }
+    if (std::isinf(x) || std::isinf(y)) {
+      if (x != y) return std::numeric_limits<double>::infinity();
+      continue;
+    }
+    worst = std::max(worst, std::fabs(x - y) / std::max(1.0, std::fabs(y)));
+  }
+  return worst;
+}
+
+} // namespace wm::ir

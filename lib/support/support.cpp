@@ -1,0 +1,98 @@
+// Implementation of the small support helpers (hash formatting, strings, logging set-up).
+#include <wm/support/hash.h>
+#include <wm/support/log.h>
+#include <wm/support/strings.h>
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <limits>
+
+namespace wm {
+
+std::string hashToHex(uint64_t h) {
+  static const char* digits = "0123456789abcdef";
+  std::string s(16, '0');
+  for (int i = 15; i >= 0; --i, h >>= 4) s[i] = digits[h & 15];
+  return s;
+}
+
+std::vector<std::string> split(std::string_view s, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    size_t pos = s.find(sep, start);
+    out.emplace_back(s.substr(start, pos == std::string_view::npos ? pos : pos - start));
+    if (pos == std::string_view::npos) break;
+    start = pos + 1;
+  }
+  return out;
+}
+
+std::string trim(std::string_view s) {
+  size_t b = 0, e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return std::string(s.substr(b, e - b));
+}
+
+std::string join(const std::vector<std::string>& parts, std::string_view sep) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i) out += sep;
+    out += parts[i];
+  }
+  return out;
+}
+
+std::optional<int64_t> parseInt(std::string_view s) {
+  if (s.empty() || s.size() > 19) return std::nullopt;
+  size_t i = 0;
+  bool neg = false;
+  if (s[0] == '-') {
+    neg = true;
+    i = 1;
+    if (s.size() == 1) return std::nullopt;
+  }
+  int64_t v = 0;
+  for (; i < s.size(); ++i) {
+    if (s[i] < '0' || s[i] > '9') return std::nullopt;
+    v = v * 10 + (s[i] - '0');
+  }
+  return neg ? -v : v;
+}
+
+std::optional<double> parseDouble(std::string_view s) {
+  if (s.empty() || std::isspace(static_cast<unsigned char>(s[0]))) return std::nullopt;
+  std::string str(s);
+  char* end = nullptr;
+  errno = 0;
+  double v = std::strtod(str.c_str(), &end);
+  if (errno != 0 || end != str.c_str() + str.size()) return std::nullopt;
+  return v;
+}
+
+std::string withThousands(int64_t v) {
+  std::string digits = std::to_string(v < 0 ? -v : v);
+  std::string out;
+  int n = 0;
+  for (auto it = digits.rbegin(); it != digits.rend(); ++it, ++n) {
+    if (n && n % 3 == 0) out.insert(out.begin(), ',');
+    out.insert(out.begin(), *it);
+  }
+  return v < 0 ? "-" + out : out;
+}
+
+void setupLogging(int verbosity) {
+  auto logger = spdlog::stderr_color_mt("wmtune");
+  spdlog::set_default_logger(logger);
+  spdlog::set_pattern("%^[%l]%$ %v");
+  if (verbosity < 0) spdlog::set_level(spdlog::level::err);
+  else if (verbosity == 0) spdlog::set_level(spdlog::level::info);
+  else if (verbosity == 1) spdlog::set_level(spdlog::level::debug);
+  else spdlog::set_level(spdlog::level::trace);
+}
+
+} // namespace wm
