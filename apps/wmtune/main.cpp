@@ -19,8 +19,7 @@ int main(int argc, char** argv) {
   bool quiet = false;
   app.add_flag("-v,--verbose", verbosity, "More log output (repeat for trace)");
   app.add_flag("-q,--quiet", quiet, "Only errors on stderr");
-  app.require_subcommand(1);
-  app.fallthrough();
+  app.require_subcommand(0, 1);
 
   std::vector<std::pair<CLI::App*, wm::cli::Command>> commands;
   auto add = [&](wm::cli::Command (*f)(CLI::App&)) {
@@ -31,8 +30,15 @@ int main(int argc, char** argv) {
   add(wm::cli::addWorkloadsCommand);
   add(wm::cli::addTasksCommand);
 
+  // Unknown arguments are collected instead of failing early, so the message can name them
+  // (CLI11 would otherwise report only the missing subcommand).
+  app.allow_extras();
   try {
     app.parse(argc, argv);
+    if (!app.remaining().empty()) {
+      std::cerr << "wmtune: unknown argument '" << app.remaining().front() << "' (see --help)\n";
+      return 2;
+    }
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
     return rc == 0 ? 0 : 2;

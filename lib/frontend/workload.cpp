@@ -54,6 +54,8 @@ WorkloadParam floatParam(std::string name, std::string def, std::string help) {
 }
 
 Tensor input(const std::string& name, Shape s) { return ir::placeholder(name, std::move(s)); }
+// Test inputs in [-8, 8], so that clipping at the usual bounds (0, 6) is exercised.
+Tensor wideInput(Shape s) { return ir::placeholder("data", std::move(s), DType::F32, {-8.0, 8.0}); }
 
 // conv1d/2d/3d share everything but the number of spatial dimensions.
 std::vector<WorkloadParam> convParams(size_t dims, bool transposed) {
@@ -235,11 +237,11 @@ std::vector<WorkloadDef> makeDefs() {
   add("clip", "min(max(x, min), max)",
       P{shapeParam(), floatParam("min", "0", "lower bound"), floatParam("max", "6", "upper bound")},
       [](auto& a) {
-        return ComputeDAG({ops::clip(input("data", a.shape("shape")), a.f("min"), a.f("max"), "clip")});
+        return ComputeDAG({ops::clip(wideInput(a.shape("shape")), a.f("min"), a.f("max"), "clip")});
       },
       "clip:shape=1x32x112x112,min=-1,max=1");
   add("relu6", "min(max(x, 0), 6)", P{shapeParam()},
-      [](auto& a) { return ComputeDAG({ops::clip(input("data", a.shape("shape")), 0, 6, "relu6")}); },
+      [](auto& a) { return ComputeDAG({ops::clip(wideInput(a.shape("shape")), 0, 6, "relu6")}); },
       "relu6:shape=1x32x112x112");
   add("sigmoid", "1 / (1 + exp(-x))", P{shapeParam()},
       [](auto& a) { return buildUnary(a, ops::sigmoid, "sigmoid"); }, "sigmoid:shape=128x768");

@@ -295,6 +295,19 @@ std::vector<NDArray> evaluateOutputs(const ComputeDAG& dag, const std::vector<ND
   return out;
 }
 
+double evaluateScalar(const Expr& e, const std::unordered_map<const VarNode*, double>& vars) {
+  std::unordered_map<const VarNode*, int> slots;
+  std::vector<double> values;
+  for (auto& [v, x] : vars) {
+    slots[v] = static_cast<int>(values.size());
+    values.push_back(x);
+  }
+  ComputeDAG none;
+  std::vector<NDArray> noBuffers;
+  Compiler compiler(none, noBuffers, slots);
+  return compiler.compile(e)(values.data());
+}
+
 double maxRelativeError(const NDArray& a, const NDArray& b) {
   WM_CHECK(a.shape() == b.shape()) << "maxRelativeError: shapes differ";
   double worst = 0;

@@ -251,7 +251,10 @@ inline Expr pow(Expr a, Expr b) { return call(MathFunc::Pow, {std::move(a), std:
     Expr k = constLike(a, c);                                                                      \
     return binary(OP, std::move(a), std::move(k));                                                 \
   }                                                                                                \
-  inline Expr operator sym(double c, Expr b) { return binary(OP, constLike(b, c), std::move(b)); }
+  inline Expr operator sym(double c, Expr b) {                                                     \
+    Expr k = constLike(b, c);                                                                      \
+    return binary(OP, std::move(k), std::move(b));                                                 \
+  }
 WM_DEFINE_BINARY_OPERATOR(+, BinaryOp::Add)
 WM_DEFINE_BINARY_OPERATOR(-, BinaryOp::Sub)
 WM_DEFINE_BINARY_OPERATOR(*, BinaryOp::Mul)

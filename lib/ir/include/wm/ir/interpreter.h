@@ -7,6 +7,7 @@
 #include <wm/ir/compute_dag.h>
 #include <wm/support/rng.h>
 
+#include <unordered_map>
 #include <vector>
 
 namespace wm::ir {
@@ -49,6 +50,9 @@ std::vector<NDArray> evaluate(const ComputeDAG& dag, const std::vector<NDArray>&
 
 /// The arrays of dag.outputs() only.
 std::vector<NDArray> evaluateOutputs(const ComputeDAG& dag, const std::vector<NDArray>& inputs);
+
+/// Evaluates an expression without tensor reads, given variable values.
+double evaluateScalar(const Expr& e, const std::unordered_map<const VarNode*, double>& vars);
 
 /// Largest |a-b| / max(1, |b|) over all elements (shapes must match); inf if NaN differs.
 double maxRelativeError(const NDArray& a, const NDArray& b);

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# CLI tests: run the wmtune binary and check its output and exit codes.
+# usage: cli_tests.sh PATH/TO/wmtune
+set -u
+WM="$1"
+pass=0
+fail=0
+
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+# expect CODE PATTERN -- ARGS...: exit code must be CODE and stdout+stderr must match PATTERN.
+expect() {
+  local code="$1" pattern="$2"
+  shift 3
+  local out rc
+  out=$("$WM" "$@" 2>&1)
+  rc=$?
+  if [ "$rc" -ne "$code" ]; then
+    bad "wmtune $* exited $rc, expected $code"
+    echo "$out" | head -n 5
+  elif ! grep -qE -- "$pattern" <<<"$out"; then
+    bad "wmtune $*: output does not match /$pattern/"
+    echo "$out" | head -n 5
+  else
+    ok
+  fi
+}
+
+expect 0 '^wmtune [0-9]+\.[0-9]+\.[0-9]+$' -- --version
+expect 0 'workloads' -- --help
+expect 0 'tasks' -- --help
+expect 0 'Workload spec' -- tasks --help
+
+# workloads lists every operator family the library has.
+out=$("$WM" workloads)
+for op in gemm dense batch_matmul conv1d conv2d depthwise_conv2d conv3d conv2d_transpose \
+          max_pool2d avg_pool2d global_avg_pool2d bias_add relu clip relu6 sigmoid tanh gelu \
+          add sub mul div batch_norm softmax layer_norm norm conv2d_bias_relu dense_bias_gelu; do
+  if grep -qE "^$op " <<<"$out"; then ok; else bad "workloads does not list $op"; fi
+done
+expect 0 'conv2d_pad\[' -- workloads conv2d
+expect 2 "unknown op 'nope'" -- workloads nope
+
+# tasks: the documented conv2d spelling has 231,211,008 FLOPs; keys are 16 hex digits.
+expect 0 'FLOPs  231,211,008' -- tasks -w conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1
+expect 0 'key    [0-9a-f]{16}' -- tasks -w gemm:M=1024,N=1024,K=1024
+expect 0 'C\[i, j\] = sum\(k < 1024\)' -- tasks -w gemm:M=1024,N=1024,K=1024
+expect 0 'batch_matmul' -- tasks -w batch_matmul:B=12,M=128,N=128,K=64 -w softmax:M=128,N=1024
+k1=$("$WM" tasks -w gemm:M=64,N=64,K=64 | grep key)
+k2=$("$WM" tasks -w matmul:M=64,N=64,K=64 | grep key)
+if [ "$k1" = "$k2" ] && [ -n "$k1" ]; then ok; else bad "gemm and matmul of one shape differ in key"; fi
+
+# JSON output parses and carries the FLOPs.
+py=/usr/bin/python3
+[ -x "$py" ] || py=python3
+if "$WM" tasks --json -w gemm:M=8,N=8,K=8 | "$py" -c \
+    'import json,sys; d=json.load(sys.stdin); assert d[0]["flops"]==1024, d'; then ok; else bad "tasks --json"; fi
+
+# Bad input: a message naming the bad part, exit code 2, no crash.
+expect 2 "unknown op 'gemmm'" -- tasks -w gemmm:M=1
+expect 2 "M=0 must be >= 1" -- tasks -w gemm:M=0,N=4,K=4
+expect 2 "missing parameter 'K'" -- tasks -w gemm:M=4,N=4
+expect 2 "workload 'conv2d:C=6,H=8,W=8,K=4,R=3,S=3,groups=4'" -- tasks -w conv2d:C=6,H=8,W=8,K=4,R=3,S=3,groups=4
+expect 2 "workload" -- tasks
+expect 2 "bogus" -- --bogus
+expect 2 "" -- frobnicate
+# A bad spec after a good one: nothing is printed for the good one.
+out=$("$WM" tasks -w gemm:M=4,N=4,K=4 -w gemm:M=x 2>/dev/null)
+if [ -z "$out" ]; then ok; else bad "partial output before a bad spec"; fi
+
+echo "cli: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,272 @@
+// Oracle tests: every operator of the library, evaluated by the reference interpreter on
+// seeded random inputs, against libtorch's own operator on the same inputs (in float64).
+//  [workloads]  one table row per workload spec, several shapes each, odd sizes included;
+//               a check that every built-in workload has rows here.
+//  [params]     operator parameters the spec syntax does not reach (asymmetric padding,
+//               count_include_pad=false, softmax along an inner axis, 1-d transposed conv, rank
+//               broadcasting).
+#include <wm/frontend/ops.h>
+#include <wm/frontend/workload.h>
+#include <wm/ir/interpreter.h>
+#include <wm/support/strings.h>
+
+// libtorch pulls in glog, whose CHECK would replace Catch's: include torch first, drop glog's.
+#include <torch/torch.h>
+#undef CHECK
+#include <catch2/catch.hpp>
+
+#include <functional>
+#include <map>
+#include <set>
+
+using namespace wm::ir;
+namespace ops = wm::ops;
+
+namespace {
+
+using Inputs = std::map<std::string, torch::Tensor>;
+using TorchFn = std::function<torch::Tensor(const Inputs&)>;
+
+torch::Tensor toTorch(const NDArray& a) {
+  std::vector<int64_t> shape(a.shape().begin(), a.shape().end());
+  return torch::from_blob(const_cast<double*>(a.data()), shape, torch::kFloat64).clone();
+}
+
+// Evaluates dag with the interpreter and compares with fn(torch inputs).
+void checkAgainstTorch(const ComputeDAG& dag, const TorchFn& fn, uint64_t seed,
+                       double tol = 1e-5) {
+  auto inputs = randomInputs(dag, seed);
+  Inputs byName;
+  auto phs = dag.placeholders();
+  for (size_t i = 0; i < phs.size(); ++i) byName[phs[i]->name] = toTorch(inputs[i]);
+  NDArray got = evaluateOutputs(dag, inputs)[0];
+  torch::Tensor expect = fn(byName).to(torch::kFloat64).contiguous();
+  std::vector<int64_t> gotShape(got.shape().begin(), got.shape().end());
+  REQUIRE(expect.sizes().vec() == gotShape);
+  torch::Tensor g = toTorch(got);
+  // Relative to max(1, |expected|), like maxRelativeError; the output is stored as f32.
+  double err = ((g - expect).abs() / expect.abs().clamp_min(1.0)).max().item<double>();
+  CHECK(err <= tol);
+}
+
+struct Case {
+  std::string spec;
+  TorchFn fn;
+};
+
+int64_t arg(const std::string& spec, const std::string& key) {
+  auto w = wm::parseWorkload(spec);
+  for (auto& kv : wm::split(w.canonical.substr(w.canonical.find(':') + 1), ',')) {
+    auto eq = kv.find('=');
+    if (kv.substr(0, eq) == key) return std::stoll(kv.substr(eq + 1));
+  }
+  throw std::runtime_error("no parameter " + key);
+}
+
+std::vector<Case> cases() {
+  std::vector<Case> c;
+  auto add = [&](std::vector<std::string> specs, std::function<TorchFn(const std::string&)> mk) {
+    for (auto& s : specs) c.push_back({s, mk(s)});
+  };
+  auto fixed = [](TorchFn f) { return [f](const std::string&) { return f; }; };
+
+  add({"gemm:M=16,N=24,K=8", "gemm:M=7,N=13,K=5", "gemm:M=1,N=33,K=17"},
+      fixed([](const Inputs& in) { return torch::matmul(in.at("A"), in.at("B")); }));
+  add({"matmul:M=9,N=4,K=11", "matmul:M=32,N=1,K=3"},
+      fixed([](const Inputs& in) { return torch::matmul(in.at("A"), in.at("B")); }));
+  add({"dense:M=8,N=12,K=16", "dense:M=3,N=7,K=5"},
+      fixed([](const Inputs& in) { return torch::linear(in.at("X"), in.at("W")); }));
+  add({"batch_matmul:B=3,M=8,N=6,K=4", "batch_matmul:B=1,M=5,N=7,K=9"},
+      fixed([](const Inputs& in) { return torch::bmm(in.at("A"), in.at("B")); }));
+
+  auto convN = [](int dims) {
+    return [dims](const std::string& s) -> TorchFn {
+      int64_t st = arg(s, "stride"), p = arg(s, "pad"), d = arg(s, "dilation"), g = arg(s, "groups");
+      return [=](const Inputs& in) {
+        std::vector<int64_t> S(dims, st), P(dims, p), D(dims, d);
+        const auto &x = in.at("data"), &w = in.at("weight");
+        if (dims == 1) return torch::conv1d(x, w, {}, S, P, D, g);
+        if (dims == 2) return torch::conv2d(x, w, {}, S, P, D, g);
+        return torch::conv3d(x, w, {}, S, P, D, g);
+      };
+    };
+  };
+  add({"conv1d:N=2,C=4,L=17,K=6,R=3,pad=1", "conv1d:C=6,L=20,K=4,R=5,stride=2,dilation=2,groups=2",
+       "conv1d:C=3,L=9,K=5,R=1"},
+      convN(1));
+  add({"conv2d:N=1,C=4,H=9,W=9,K=8,R=3,S=3,stride=1,pad=1",
+       "conv2d:N=2,C=6,H=11,W=7,K=4,R=3,S=2,stride=2,pad=1,groups=2",
+       "conv2d:C=5,H=13,W=13,K=3,R=3,S=3,stride=1,pad=2,dilation=2",
+       "conv2d:C=3,H=8,W=10,K=7,R=1,S=1"},
+      convN(2));
+  add({"depthwise_conv2d:C=8,H=9,W=9,R=3,S=3,pad=1", "depthwise_conv2d:N=2,C=5,H=10,W=7,R=3,S=3,stride=2,multiplier=2",
+       "depthwise_conv2d:C=3,H=12,W=12,R=5,S=5,pad=2,dilation=2"},
+      [](const std::string& s) -> TorchFn {
+        int64_t st = arg(s, "stride"), p = arg(s, "pad"), d = arg(s, "dilation"), C = arg(s, "C");
+        return [=](const Inputs& in) {
+          return torch::conv2d(in.at("data"), in.at("weight"), {}, st, p, d, C);
+        };
+      });
+  add({"conv3d:C=3,D=5,H=6,W=7,K=4,T=3,R=3,S=3,pad=1", "conv3d:N=2,C=4,D=6,H=6,W=5,K=2,T=2,R=3,S=1,stride=2,groups=2"},
+      convN(3));
+  add({"conv2d_transpose:C=4,H=5,W=5,K=3,R=3,S=3,stride=2,pad=1",
+       "conv2d_transpose:N=2,C=3,H=4,W=6,K=4,R=4,S=4,stride=2,pad=1,output_padding=1",
+       "conv2d_transpose:C=2,H=5,W=4,K=3,R=3,S=2,pad=0",
+       "conv2d_transpose:C=4,H=6,W=6,K=6,R=3,S=3,stride=3,pad=2,dilation=2,groups=2"},
+      [](const std::string& s) -> TorchFn {
+        int64_t st = arg(s, "stride"), p = arg(s, "pad"), d = arg(s, "dilation"), g = arg(s, "groups"),
+                op = arg(s, "output_padding");
+        return [=](const Inputs& in) {
+          return torch::conv_transpose2d(in.at("data"), in.at("weight"), {}, st, p, op, g, d);
+        };
+      });
+  add({"max_pool2d:C=3,H=9,W=9,R=3,S=3,stride=2,pad=1", "max_pool2d:N=2,C=2,H=8,W=7,R=2,S=2,stride=2",
+       "max_pool2d:C=1,H=5,W=6,R=3,S=2"},
+      [](const std::string& s) -> TorchFn {
+        int64_t R = arg(s, "R"), S = arg(s, "S"), st = arg(s, "stride"), p = arg(s, "pad");
+        return [=](const Inputs& in) { return torch::max_pool2d(in.at("data"), {R, S}, st, p); };
+      });
+  add({"avg_pool2d:C=3,H=9,W=9,R=3,S=3,stride=2,pad=1", "avg_pool2d:N=2,C=2,H=8,W=7,R=2,S=2,stride=2"},
+      [](const std::string& s) -> TorchFn {
+        int64_t R = arg(s, "R"), S = arg(s, "S"), st = arg(s, "stride"), p = arg(s, "pad");
+        return [=](const Inputs& in) {
+          return torch::avg_pool2d(in.at("data"), {R, S}, st, p, false, true);
+        };
+      });
+  add({"global_avg_pool2d:C=8,H=7,W=7", "global_avg_pool2d:N=2,C=3,H=5,W=9"},
+      fixed([](const Inputs& in) { return torch::adaptive_avg_pool2d(in.at("data"), {1, 1}); }));
+  add({"bias_add:shape=2x5x3x3,axis=1", "bias_add:shape=7x9,axis=1", "bias_add:shape=4x6,axis=0"},
+      [](const std::string& s) -> TorchFn {
+        int64_t axis = arg(s, "axis");
+        return [=](const Inputs& in) {
+          const auto& x = in.at("data");
+          std::vector<int64_t> view(x.dim(), 1);
+          view[axis] = -1;
+          return x + in.at("bias").view(view);
+        };
+      });
+  add({"relu:shape=3x17", "relu:shape=2x3x5x7"},
+      fixed([](const Inputs& in) { return torch::relu(in.at("data")); }));
+  add({"clip:shape=5x9,min=-0.5,max=0.25", "clip:shape=31,min=0,max=6"},
+      [](const std::string& s) -> TorchFn {
+        double lo = std::stod(s.substr(s.find("min=") + 4)), hi = std::stod(s.substr(s.find("max=") + 4));
+        return [=](const Inputs& in) { return torch::clamp(in.at("data"), lo, hi); };
+      });
+  add({"relu6:shape=4x11", "relu6:shape=1x3x5x5"},
+      fixed([](const Inputs& in) { return torch::clamp(in.at("data"), 0.0, 6.0); }));
+  add({"sigmoid:shape=6x13", "sigmoid:shape=97"},
+      fixed([](const Inputs& in) { return torch::sigmoid(in.at("data")); }));
+  add({"tanh:shape=6x13", "tanh:shape=2x2x9"},
+      fixed([](const Inputs& in) { return torch::tanh(in.at("data")); }));
+  add({"gelu:shape=6x13", "gelu:shape=3x50"},
+      fixed([](const Inputs& in) { return torch::gelu(in.at("data")); }));
+  add({"add:shape=4x5", "add:shape=2x3x4x4,shape_b=3x1x1", "add:shape=5x1,shape_b=1x6"},
+      fixed([](const Inputs& in) { return in.at("a") + in.at("b"); }));
+  add({"sub:shape=4x5", "sub:shape=3x7,shape_b=7"},
+      fixed([](const Inputs& in) { return in.at("a") - in.at("b"); }));
+  add({"mul:shape=4x5", "mul:shape=2x1x6,shape_b=3x1"},
+      fixed([](const Inputs& in) { return in.at("a") * in.at("b"); }));
+  add({"div:shape=4x5", "div:shape=3x7,shape_b=3x1"},
+      fixed([](const Inputs& in) { return in.at("a") / in.at("b"); }));
+  add({"batch_norm:shape=2x5x3x3", "batch_norm:shape=3x7,eps=0.001"},
+      [](const std::string& s) -> TorchFn {
+        double eps = s.find("eps=") == std::string::npos ? 1e-5 : std::stod(s.substr(s.find("eps=") + 4));
+        return [=](const Inputs& in) {
+          return torch::batch_norm(in.at("data"), in.at("gamma"), in.at("beta"), in.at("mean"),
+                                   in.at("var"), false, 0.1, eps, false);
+        };
+      });
+  add({"softmax:M=4,N=10", "softmax:M=3,N=129", "softmax:M=1,N=1"},
+      fixed([](const Inputs& in) { return torch::softmax(in.at("data"), -1); }));
+  add({"layer_norm:M=4,N=10", "layer_norm:M=3,N=33,eps=0.01"},
+      [](const std::string& s) -> TorchFn {
+        double eps = s.find("eps=") == std::string::npos ? 1e-5 : std::stod(s.substr(s.find("eps=") + 4));
+        int64_t N = arg(s, "N");
+        return [=](const Inputs& in) {
+          return torch::layer_norm(in.at("data"), {N}, in.at("gamma"), in.at("beta"), eps);
+        };
+      });
+  add({"norm:B=2,M=5,N=7", "norm:M=16,N=3"},
+      fixed([](const Inputs& in) { return in.at("data").flatten(1).norm(2, {1}); }));
+  add({"conv2d_bias_relu:C=4,H=9,W=9,K=8,R=3,S=3,pad=1", "conv2d_bias_relu:N=2,C=3,H=7,W=8,K=5,R=3,S=3,stride=2"},
+      [](const std::string& s) -> TorchFn {
+        int64_t st = arg(s, "stride"), p = arg(s, "pad"), d = arg(s, "dilation"), g = arg(s, "groups");
+        return [=](const Inputs& in) {
+          return torch::relu(torch::conv2d(in.at("data"), in.at("weight"), in.at("bias"), st, p, d, g));
+        };
+      });
+  add({"dense_bias_gelu:M=4,N=12,K=8", "dense_bias_gelu:M=3,N=5,K=7"},
+      fixed([](const Inputs& in) {
+        return torch::gelu(torch::linear(in.at("X"), in.at("W"), in.at("bias")));
+      }));
+  return c;
+}
+
+} // namespace
+
+TEST_CASE("every workload matches libtorch", "[workloads]") {
+  torch::set_num_threads(2);
+  auto all = cases();
+  std::map<std::string, int> perOp;
+  uint64_t seed = 1;
+  for (auto& c : all) {
+    INFO("workload " << c.spec);
+    auto w = wm::parseWorkload(c.spec);
+    perOp[w.def->name]++;
+    checkAgainstTorch(w.dag, c.fn, seed++);
+  }
+  // Every built-in workload has at least two shapes in this table.
+  for (auto& def : wm::workloadDefs()) {
+    INFO("workload without oracle cases: " << def.name);
+    CHECK(perOp[def.name] >= 2);
+  }
+}
+
+TEST_CASE("operator parameters beyond the spec syntax match libtorch", "[params]") {
+  torch::set_num_threads(2);
+  SECTION("asymmetric padding of a strided conv2d") {
+    Tensor x = placeholder("data", {1, 3, 8, 9}), w = placeholder("weight", {4, 3, 3, 3});
+    ops::ConvParams p;
+    p.stride = {2, 1};
+    p.padBefore = {1, 0};
+    p.padAfter = {2, 1};
+    p.dilation = {1, 2};
+    ComputeDAG dag({ops::conv(x, w, p)});
+    checkAgainstTorch(dag, [](const Inputs& in) {
+      auto padded = torch::constant_pad_nd(in.at("data"), {0, 1, 1, 2}); // (W before/after, H ...)
+      return torch::conv2d(padded, in.at("weight"), {}, torch::IntArrayRef{2, 1},
+                           torch::IntArrayRef{0, 0}, torch::IntArrayRef{1, 2});
+    }, 11);
+  }
+  SECTION("average pooling that does not count padding") {
+    Tensor x = placeholder("data", {2, 3, 7, 6});
+    ComputeDAG dag({ops::pool2d(x, ops::PoolKind::Avg, {3, 3}, {2, 2}, {1, 1}, {1, 1}, false)});
+    checkAgainstTorch(dag, [](const Inputs& in) {
+      return torch::avg_pool2d(in.at("data"), {3, 3}, {2, 2}, {1, 1}, false, false);
+    }, 12);
+  }
+  SECTION("softmax along an inner axis of a 3-d tensor") {
+    Tensor x = placeholder("data", {3, 5, 4});
+    ComputeDAG dag({ops::softmax(x, 1)});
+    checkAgainstTorch(dag, [](const Inputs& in) { return torch::softmax(in.at("data"), 1); }, 13);
+  }
+  SECTION("layer norm of a 3-d tensor") {
+    Tensor x = placeholder("data", {2, 3, 8}), g = placeholder("gamma", {8}), b = placeholder("beta", {8});
+    ComputeDAG dag({ops::layerNorm(x, g, b, 1e-5)});
+    checkAgainstTorch(dag, [](const Inputs& in) {
+      return torch::layer_norm(in.at("data"), {8}, in.at("gamma"), in.at("beta"), 1e-5);
+    }, 14);
+  }
+  SECTION("1-d transposed convolution with stride and output padding") {
+    Tensor x = placeholder("data", {1, 4, 7}), w = placeholder("weight", {4, 2, 3});
+    ComputeDAG dag({ops::convTranspose(x, w, ops::ConvParams::uniform(1, 3, 1, 1), {2})});
+    checkAgainstTorch(dag, [](const Inputs& in) {
+      return torch::conv_transpose1d(in.at("data"), in.at("weight"), {}, 3, 1, 2);
+    }, 15);
+  }
+  SECTION("broadcasting a rank-1 tensor against a rank-4 one") {
+    Tensor a = placeholder("a", {6}), b = placeholder("b", {2, 3, 1, 6});
+    ComputeDAG dag({ops::mul(a, b)});
+    checkAgainstTorch(dag, [](const Inputs& in) { return in.at("a") * in.at("b"); }, 16);
+  }
+}
