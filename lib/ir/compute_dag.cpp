@@ -31,7 +31,8 @@ int64_t exprFlops(const Expr& e) {
   case ExprKind::IntImm:
   case ExprKind::FloatImm:
   case ExprKind::Var:
-  case ExprKind::TensorRead: return 0;
+  case ExprKind::TensorRead:
+  case ExprKind::BufferLoad: return 0;
   case ExprKind::Binary: {
     auto* n = e.as<BinaryNode>();
     return (isFloat(n->dtype) ? 1 : 0) + exprFlops(n->a) + exprFlops(n->b);
@@ -119,6 +120,7 @@ struct ExprHasher {
       for (auto& i : n->indices) (*this)(i);
       return;
     }
+    case ExprKind::BufferLoad: WM_CHECK(false) << "buffer load in a ComputeDAG"; return;
     }
   }
 };

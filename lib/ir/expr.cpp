@@ -178,6 +178,70 @@ Expr read(const Tensor& t, std::vector<Expr> indices) {
   return Expr(std::make_shared<TensorReadNode>(t->dtype, t, std::move(indices)));
 }
 
+Expr load(const Buffer& b, std::vector<Expr> indices) {
+  WM_CHECK(b != nullptr) << "load from a null buffer";
+  WM_CHECK(indices.size() == b->shape.size())
+      << "load of " << b->name << " with " << indices.size() << " indices, rank is "
+      << b->shape.size();
+  for (auto& i : indices) {
+    checkDefined(i, "load index");
+    WM_CHECK(isInt(i.dtype())) << "index into " << b->name << " is " << dtypeName(i.dtype());
+  }
+  return Expr(std::make_shared<BufferLoadNode>(b, std::move(indices)));
+}
+
+const char* memScopeName(MemScope s) {
+  switch (s) {
+  case MemScope::Global: return "global";
+  case MemScope::Shared: return "shared";
+  case MemScope::Local: return "local";
+  }
+  return "?";
+}
+
+bool parseMemScope(const std::string& s, MemScope* out) {
+  for (MemScope m : {MemScope::Global, MemScope::Shared, MemScope::Local}) {
+    if (s == memScopeName(m)) {
+      *out = m;
+      return true;
+    }
+  }
+  return false;
+}
+
+int64_t BufferNode::allocElements() const {
+  int64_t last = 0;
+  for (size_t d = 0; d < shape.size(); ++d) last += (shape[d] - 1) * strides[d];
+  return shape.empty() ? 1 : last + 1;
+}
+
+Buffer makeBuffer(std::string name, DType dtype, std::vector<int64_t> shape, MemScope scope,
+                  const std::vector<std::pair<int64_t, int64_t>>& alignStrides) {
+  auto b = std::make_shared<BufferNode>();
+  b->name = std::move(name);
+  b->dtype = dtype;
+  b->shape = std::move(shape);
+  b->scope = scope;
+  for (int64_t d : b->shape) WM_CHECK(d > 0) << "buffer " << b->name << " has a dimension " << d;
+  WM_CHECK(alignStrides.empty() || alignStrides.size() == b->shape.size())
+      << "buffer " << b->name << ": one alignment per dimension";
+  b->strides.assign(b->shape.size(), 1);
+  int64_t stride = 1;
+  for (size_t d = b->shape.size(); d-- > 0;) {
+    if (!alignStrides.empty() && alignStrides[d].first > 0) {
+      int64_t factor = alignStrides[d].first, offset = alignStrides[d].second;
+      // smallest stride >= natural with stride % factor == offset
+      int64_t s = stride;
+      int64_t r = ((s - offset) % factor + factor) % factor;
+      if (r != 0) s += factor - r;
+      stride = s;
+    }
+    b->strides[d] = stride;
+    stride *= b->shape[d];
+  }
+  return b;
+}
+
 bool isConstInt(const Expr& e, int64_t* v) {
   if (auto* imm = e.as<IntImmNode>()) {
     if (v) *v = imm->value;

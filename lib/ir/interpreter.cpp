@@ -1,5 +1,6 @@
 // The reference interpreter (see interpreter.h). Each op's body is compiled once into a tree
 // of closures over a slot array of axis values, then evaluated for every output element.
+#include <wm/ir/eval.h>
 #include <wm/ir/interpreter.h>
 #include <wm/ir/printer.h>
 #include <wm/support/error.h>
@@ -9,21 +10,6 @@
 #include <limits>
 
 namespace wm::ir {
-
-double roundTo(DType t, double v) {
-  switch (t) {
-  case DType::F32: return static_cast<double>(static_cast<float>(v));
-  case DType::F16: return static_cast<double>(static_cast<_Float16>(v));
-  case DType::I32:
-    if (!std::isfinite(v)) return 0;
-    return static_cast<double>(static_cast<int32_t>(static_cast<int64_t>(std::trunc(v))));
-  case DType::I64:
-    if (!std::isfinite(v)) return 0;
-    return std::trunc(v);
-  case DType::Bool: return v != 0 ? 1.0 : 0.0;
-  }
-  return v;
-}
 
 NDArray::NDArray(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
   int64_t n = 1;
@@ -57,138 +43,24 @@ std::vector<NDArray> randomInputs(const ComputeDAG& dag, uint64_t seed) {
 
 namespace {
 
-using Fn = std::function<double(const double* slots)>;
+using Fn = ExprCompiler::Fn;
 
-int64_t floorDivI(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-
-class Compiler {
+// Resolves axis variables to slots and tensor reads to the arrays of already evaluated ops.
+class Compiler : public ExprCompiler {
 public:
   Compiler(const ComputeDAG& dag, const std::vector<NDArray>& buffers,
            const std::unordered_map<const VarNode*, int>& slots)
       : dag_(dag), buffers_(buffers), slots_(slots) {}
 
-  Fn compile(const Expr& e) {
-    switch (e.kind()) {
-    case ExprKind::IntImm: {
-      double v = static_cast<double>(e.as<IntImmNode>()->value);
-      return [v](const double*) { return v; };
-    }
-    case ExprKind::FloatImm: {
-      double v = e.as<FloatImmNode>()->value;
-      return [v](const double*) { return v; };
-    }
-    case ExprKind::Var: {
-      auto it = slots_.find(e.as<VarNode>());
-      WM_CHECK(it != slots_.end()) << "interpreter: unbound variable " << e.as<VarNode>()->name;
-      int s = it->second;
-      return [s](const double* slots) { return slots[s]; };
-    }
-    case ExprKind::Binary: return compileBinary(e.as<BinaryNode>());
-    case ExprKind::Compare: {
-      auto* n = e.as<CompareNode>();
-      Fn a = compile(n->a), b = compile(n->b);
-      switch (n->op) {
-      case CompareOp::EQ: return [a, b](const double* s) { return double(a(s) == b(s)); };
-      case CompareOp::NE: return [a, b](const double* s) { return double(a(s) != b(s)); };
-      case CompareOp::LT: return [a, b](const double* s) { return double(a(s) < b(s)); };
-      case CompareOp::LE: return [a, b](const double* s) { return double(a(s) <= b(s)); };
-      case CompareOp::GT: return [a, b](const double* s) { return double(a(s) > b(s)); };
-      case CompareOp::GE: return [a, b](const double* s) { return double(a(s) >= b(s)); };
-      }
-      break;
-    }
-    case ExprKind::Logical: {
-      auto* n = e.as<LogicalNode>();
-      Fn a = compile(n->a), b = compile(n->b);
-      if (n->op == LogicalOp::And)
-        return [a, b](const double* s) { return double(a(s) != 0 && b(s) != 0); };
-      return [a, b](const double* s) { return double(a(s) != 0 || b(s) != 0); };
-    }
-    case ExprKind::Not: {
-      Fn a = compile(e.as<NotNode>()->a);
-      return [a](const double* s) { return double(a(s) == 0); };
-    }
-    case ExprKind::Select: {
-      auto* n = e.as<SelectNode>();
-      Fn c = compile(n->cond), t = compile(n->t), f = compile(n->f);
-      return [c, t, f](const double* s) { return c(s) != 0 ? t(s) : f(s); };
-    }
-    case ExprKind::Cast: {
-      DType to = e.dtype();
-      Fn v = compile(e.as<CastNode>()->value);
-      return [v, to](const double* s) { return roundTo(to, v(s)); };
-    }
-    case ExprKind::Call: return compileCall(e.as<CallNode>());
-    case ExprKind::TensorRead: return compileRead(e.as<TensorReadNode>());
-    }
-    WM_CHECK(false) << "interpreter: unhandled expression " << exprKindName(e.kind());
-    return {};
+protected:
+  Fn compileVar(const VarNode* v) override {
+    auto it = slots_.find(v);
+    WM_CHECK(it != slots_.end()) << "interpreter: unbound variable " << v->name;
+    int s = it->second;
+    return [s](const double* slots) { return slots[s]; };
   }
 
-private:
-  Fn compileBinary(const BinaryNode* n) {
-    Fn a = compile(n->a), b = compile(n->b);
-    bool isI = isInt(n->dtype);
-    DType t = n->dtype;
-    switch (n->op) {
-    case BinaryOp::Add:
-      if (isI) return [a, b, t](const double* s) { return roundTo(t, a(s) + b(s)); };
-      return [a, b](const double* s) { return a(s) + b(s); };
-    case BinaryOp::Sub:
-      if (isI) return [a, b, t](const double* s) { return roundTo(t, a(s) - b(s)); };
-      return [a, b](const double* s) { return a(s) - b(s); };
-    case BinaryOp::Mul:
-      if (isI) return [a, b, t](const double* s) { return roundTo(t, a(s) * b(s)); };
-      return [a, b](const double* s) { return a(s) * b(s); };
-    case BinaryOp::Div:
-      if (isI)
-        return [a, b](const double* s) {
-          int64_t y = static_cast<int64_t>(b(s));
-          WM_CHECK(y != 0) << "interpreter: integer division by zero";
-          return static_cast<double>(floorDivI(static_cast<int64_t>(a(s)), y));
-        };
-      return [a, b](const double* s) { return a(s) / b(s); };
-    case BinaryOp::Mod:
-      if (isI)
-        return [a, b](const double* s) {
-          int64_t x = static_cast<int64_t>(a(s)), y = static_cast<int64_t>(b(s));
-          WM_CHECK(y != 0) << "interpreter: integer modulo by zero";
-          return static_cast<double>(x - floorDivI(x, y) * y);
-        };
-      return [a, b](const double* s) {
-        double x = a(s), y = b(s);
-        return x - std::floor(x / y) * y;
-      };
-    case BinaryOp::Min: return [a, b](const double* s) { return std::min(a(s), b(s)); };
-    case BinaryOp::Max: return [a, b](const double* s) { return std::max(a(s), b(s)); };
-    }
-    return {};
-  }
-
-  Fn compileCall(const CallNode* n) {
-    Fn a = compile(n->args[0]);
-    switch (n->func) {
-    case MathFunc::Exp: return [a](const double* s) { return std::exp(a(s)); };
-    case MathFunc::Log: return [a](const double* s) { return std::log(a(s)); };
-    case MathFunc::Sqrt: return [a](const double* s) { return std::sqrt(a(s)); };
-    case MathFunc::Rsqrt: return [a](const double* s) { return 1.0 / std::sqrt(a(s)); };
-    case MathFunc::Tanh: return [a](const double* s) { return std::tanh(a(s)); };
-    case MathFunc::Erf: return [a](const double* s) { return std::erf(a(s)); };
-    case MathFunc::Sigmoid: return [a](const double* s) { return 1.0 / (1.0 + std::exp(-a(s))); };
-    case MathFunc::Abs: return [a](const double* s) { return std::fabs(a(s)); };
-    case MathFunc::Pow: {
-      Fn b = compile(n->args[1]);
-      return [a, b](const double* s) { return std::pow(a(s), b(s)); };
-    }
-    }
-    return {};
-  }
-
-  Fn compileRead(const TensorReadNode* n) {
+  Fn compileTensorRead(const TensorReadNode* n) override {
     int p = dag_.indexOf(n->tensor.get());
     WM_CHECK(p >= 0) << "interpreter: read of " << n->tensor->name << " outside the DAG";
     const NDArray* buf = &buffers_[p];
@@ -209,6 +81,7 @@ private:
     };
   }
 
+private:
   const ComputeDAG& dag_;
   const std::vector<NDArray>& buffers_;
   const std::unordered_map<const VarNode*, int>& slots_;

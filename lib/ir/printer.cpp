@@ -125,6 +125,16 @@ void print(std::ostream& os, const Expr& e) {
     os << ")";
     return;
   }
+  case ExprKind::BufferLoad: {
+    auto* n = e.as<BufferLoadNode>();
+    os << n->buffer->name << "[";
+    for (size_t i = 0; i < n->indices.size(); ++i) {
+      if (i) os << ", ";
+      print(os, n->indices[i]);
+    }
+    os << "]";
+    return;
+  }
   case ExprKind::TensorRead: {
     auto* n = e.as<TensorReadNode>();
     os << n->tensor->name << "[";

@@ -65,6 +65,13 @@ bool deepEqual(const Expr& a, const Expr& b) {
       if (!deepEqual(x->args[i], y->args[i])) return false;
     return true;
   }
+  case ExprKind::BufferLoad: {
+    auto *x = a.as<BufferLoadNode>(), *y = b.as<BufferLoadNode>();
+    if (x->buffer != y->buffer) return false;
+    for (size_t i = 0; i < x->indices.size(); ++i)
+      if (!deepEqual(x->indices[i], y->indices[i])) return false;
+    return true;
+  }
   case ExprKind::TensorRead: {
     auto *x = a.as<TensorReadNode>(), *y = b.as<TensorReadNode>();
     if (x->tensor != y->tensor) return false;

@@ -80,6 +80,7 @@ static void checkFreeVars(const OperationNode& op) {
   for (auto& a : op.axes) allowed.insert(a.var.node());
   for (auto& a : op.reduceAxes) allowed.insert(a.var.node());
   postOrderVisit(op.body, [&](const Expr& e) {
+    WM_CHECK(!e.as<BufferLoadNode>()) << "compute " << op.name << " loads from a buffer";
     if (auto* v = e.as<VarNode>())
       WM_CHECK(allowed.count(v)) << "compute " << op.name << " uses variable '" << v->name
                                  << "' that is not one of its axes";

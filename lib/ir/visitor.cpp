@@ -42,6 +42,9 @@ void ExprVisitor::visitCall(const CallNode* op) {
 void ExprVisitor::visitTensorRead(const TensorReadNode* op) {
   for (auto& i : op->indices) visit(i);
 }
+void ExprVisitor::visitBufferLoad(const BufferLoadNode* op) {
+  for (auto& i : op->indices) visit(i);
+}
 
 Expr ExprMutator::mutate(const Expr& e) {
   WM_CHECK(e.defined()) << "mutate of an undefined expression";
@@ -103,6 +106,15 @@ Expr ExprMutator::mutateTensorRead(const TensorReadNode* op, const Expr& self) {
   }
   return changed ? read(op->tensor, std::move(idx)) : self;
 }
+Expr ExprMutator::mutateBufferLoad(const BufferLoadNode* op, const Expr& self) {
+  std::vector<Expr> idx;
+  bool changed = false;
+  for (auto& i : op->indices) {
+    idx.push_back(mutate(i));
+    changed |= !idx.back().same(i);
+  }
+  return changed ? load(op->buffer, std::move(idx)) : self;
+}
 
 namespace {
 class Substituter : public ExprMutator {
@@ -163,6 +175,9 @@ void postOrderImpl(const Expr& e, const std::function<void(const Expr&)>& f) {
     break;
   case ExprKind::TensorRead:
     for (auto& i : e.as<TensorReadNode>()->indices) postOrderImpl(i, f);
+    break;
+  case ExprKind::BufferLoad:
+    for (auto& i : e.as<BufferLoadNode>()->indices) postOrderImpl(i, f);
     break;
   }
   f(e);

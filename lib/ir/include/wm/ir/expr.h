@@ -33,7 +33,8 @@ namespace wm::ir {
   X(Select)                                                                                        \
   X(Cast)                                                                                          \
   X(Call)                                                                                          \
-  X(TensorRead)
+  X(TensorRead)                                                                                    \
+  X(BufferLoad)
 
 enum class ExprKind : uint8_t {
 #define WM_X(n) n,
@@ -97,6 +98,27 @@ struct ExprNode;
 struct OperationNode;
 /// A tensor is the single output of an operation (placeholder or compute).
 using Tensor = std::shared_ptr<const OperationNode>;
+
+/// Where a buffer lives (lowered IR only).
+enum class MemScope : uint8_t { Global, Shared, Local };
+const char* memScopeName(MemScope s);
+bool parseMemScope(const std::string& s, MemScope* out);
+
+/// A buffer of the lowered IR: dense, row-major unless strides say otherwise.
+struct BufferNode {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  std::vector<int64_t> strides; ///< in elements, one per dimension
+  MemScope scope = MemScope::Global;
+  /// Elements to allocate (covers the largest index under `strides`).
+  int64_t allocElements() const;
+};
+using Buffer = std::shared_ptr<const BufferNode>;
+/// A buffer with row-major strides; `alignStrides` pads dimension d's stride up to
+/// k·factor + offset when factor > 0 (storage_align).
+Buffer makeBuffer(std::string name, DType dtype, std::vector<int64_t> shape, MemScope scope,
+                  const std::vector<std::pair<int64_t, int64_t>>& alignStrides = {});
 
 /// A handle to an immutable expression node.
 class Expr {
@@ -202,6 +224,15 @@ struct TensorReadNode : ExprNode {
       : ExprNode(kKind, t), tensor(std::move(ten)), indices(std::move(idx)) {}
 };
 
+/// A load from a buffer of the lowered IR (never appears in a ComputeDAG).
+struct BufferLoadNode : ExprNode {
+  static constexpr ExprKind kKind = ExprKind::BufferLoad;
+  const Buffer buffer;
+  const std::vector<Expr> indices;
+  BufferLoadNode(Buffer b, std::vector<Expr> idx)
+      : ExprNode(kKind, b->dtype), buffer(std::move(b)), indices(std::move(idx)) {}
+};
+
 inline ExprKind Expr::kind() const { return node_->kind; }
 inline DType Expr::dtype() const { return node_->dtype; }
 template <typename T> const T* Expr::as() const {
@@ -231,6 +262,7 @@ Expr select(Expr cond, Expr t, Expr f);
 Expr cast(DType to, Expr v);
 Expr call(MathFunc f, std::vector<Expr> args);
 Expr read(const Tensor& t, std::vector<Expr> indices);
+Expr load(const Buffer& b, std::vector<Expr> indices);
 
 inline Expr min(Expr a, Expr b) { return binary(BinaryOp::Min, std::move(a), std::move(b)); }
 inline Expr max(Expr a, Expr b) { return binary(BinaryOp::Max, std::move(a), std::move(b)); }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <wm/ir/compute_dag.h>
+#include <wm/ir/eval.h>
 #include <wm/support/rng.h>
 
 #include <unordered_map>
@@ -37,8 +38,6 @@ private:
   std::vector<double> data_;
 };
 
-/// Rounds a double to what an element of type t can hold.
-double roundTo(DType t, double v);
 
 /// One random array per placeholder (in dag.placeholders() order), drawn from each
 /// placeholder's input range with an Rng seeded by `seed`.
