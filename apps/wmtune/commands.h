@@ -15,5 +15,6 @@ using Command = std::function<int()>;
 
 Command addWorkloadsCommand(CLI::App& app);
 Command addTasksCommand(CLI::App& app);
+Command addCompileCommand(CLI::App& app);
 
 } // namespace wm::cli

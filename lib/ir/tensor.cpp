@@ -128,4 +128,12 @@ Tensor reduce(std::string name, std::string tag, Shape shape, ReduceKind kind,
   return finishCompute(op);
 }
 
+Tensor withBody(const OperationNode& op, Expr body, std::string name) {
+  WM_CHECK(op.isCompute()) << "withBody of placeholder " << op.name;
+  auto n = std::make_shared<OperationNode>(op);
+  n->name = std::move(name);
+  n->body = std::move(body);
+  return finishCompute(n);
+}
+
 } // namespace wm::ir

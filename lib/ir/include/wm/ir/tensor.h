@@ -75,6 +75,10 @@ Tensor reduce(std::string name, std::string tag, Shape shape, ReduceKind kind,
               Shape reduceExtents, const ReduceFn& f, std::vector<std::string> axisNames = {},
               std::vector<std::string> reduceNames = {});
 
+/// A compute op like `op` (same axes, reduction and type) with another body and name; used by
+/// schedule steps that rewrite the DAG (cache read/write). Checked like compute().
+Tensor withBody(const OperationNode& op, Expr body, std::string name);
+
 /// Convenience: t(i, j, ...) reads tensor t.
 template <typename... Idx> Expr at(const Tensor& t, Idx... idx) {
   return read(t, std::vector<Expr>{Expr(idx)...});

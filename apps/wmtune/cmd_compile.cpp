@@ -1,0 +1,95 @@
+// `wmtune compile -w SPEC [--schedule FILE.json] --emit loops [--check]`: applies a schedule
+// (a JSON step list, the format the tuning log stores) to a workload, lowers it and prints the
+// loop nest; --check runs the loop-nest interpreter against the reference interpreter.
+#include "commands.h"
+
+#include <wm/frontend/workload.h>
+#include <wm/ir/interpreter.h>
+#include <wm/lower/loop_interpreter.h>
+#include <wm/lower/lower.h>
+#include <wm/schedule/steps.h>
+#include <wm/support/error.h>
+
+#include <CLI/CLI.hpp>
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+namespace wm::cli {
+
+namespace {
+
+struct CompileOptions {
+  std::string spec;
+  std::string schedule;
+  std::string emit = "loops";
+  bool check = false;
+  bool printAfterAll = false;
+  bool timePasses = false;
+  uint64_t seed = 0;
+};
+
+std::vector<sched::Step> readSchedule(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) WM_USER_ERROR() << path << ": cannot read the schedule file";
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::vector<sched::Step> steps;
+  std::string err;
+  if (!sched::stepsFromJson(ss.str(), &steps, &err)) WM_USER_ERROR() << path << ": " << err;
+  return steps;
+}
+
+} // namespace
+
+Command addCompileCommand(CLI::App& app) {
+  auto* sub = app.add_subcommand("compile", "Apply a schedule to a workload and lower it");
+  auto o = std::make_shared<CompileOptions>();
+  sub->add_option("-w,--workload", o->spec, "Workload spec op:key=value,...")->required();
+  sub->add_option("--schedule", o->schedule, "JSON step list (default: no steps, the naive program)");
+  sub->add_option("--emit", o->emit, "What to print: loops (lowered loop nest), state, steps")
+      ->check(CLI::IsMember({"loops", "state", "steps"}))
+      ->capture_default_str();
+  sub->add_flag("--check", o->check, "Run the loop nest and compare with the reference interpreter");
+  sub->add_flag("--print-after-all", o->printAfterAll, "Print the IR after every lowering pass");
+  sub->add_flag("--time-passes", o->timePasses, "Print the time of every lowering pass");
+  sub->add_option("--seed", o->seed, "Seed of the random inputs of --check")->capture_default_str();
+  return [o]() {
+    Workload w = parseWorkload(o->spec);
+    std::vector<sched::Step> steps;
+    if (!o->schedule.empty()) steps = readSchedule(o->schedule);
+    auto r = sched::replay(w.dag, steps);
+    if (!r.error.empty())
+      WM_USER_ERROR() << o->schedule << ": step " << r.failedStep << " ("
+                      << sched::toString(steps[r.failedStep]) << "): " << r.error;
+    if (o->emit == "state") std::cout << r.state.toString();
+    if (o->emit == "steps") {
+      for (size_t i = 0; i < steps.size(); ++i) std::cout << i << ": " << sched::toString(steps[i]) << "\n";
+    }
+    lower::LowerOptions lo;
+    lo.printAfterAll = o->printAfterAll;
+    lo.timePasses = o->timePasses;
+    lo.log = &std::cerr;
+    lower::LoweredFunc f;
+    try {
+      f = lower::lower(r.state, lo);
+    } catch (const UserError& e) {
+      WM_USER_ERROR() << (o->schedule.empty() ? w.spec : o->schedule) << ": " << e.what();
+    }
+    if (o->emit == "loops") std::cout << lower::toString(f);
+    if (o->check) {
+      auto inputs = ir::randomInputs(w.dag, o->seed);
+      auto expect = ir::evaluateOutputs(w.dag, inputs);
+      auto got = lower::runLowered(f, inputs);
+      double err = 0;
+      for (size_t i = 0; i < got.size(); ++i) err = std::max(err, ir::maxRelativeError(got[i], expect[i]));
+      bool ok = err <= 1e-4;
+      std::cout << "check: max relative error " << err << (ok ? " (ok)" : " (MISMATCH)") << "\n";
+      return ok ? 0 : 1;
+    }
+    return 0;
+  };
+}
+
+} // namespace wm::cli
