@@ -97,16 +97,18 @@ ExprCompiler::Fn ExprCompiler::compile(const Expr& e) {
 ExprCompiler::Fn ExprCompiler::compileBinary(const BinaryNode* n) {
   Fn a = compile(n->a), b = compile(n->b);
   bool isI = isInt(n->dtype);
+  // i64 values stay exact in double (indices are far below 2^53); only i32 must wrap.
+  bool wrap = n->dtype == DType::I32;
   DType t = n->dtype;
   switch (n->op) {
   case BinaryOp::Add:
-    if (isI) return [a, b, t](const double* s) { return roundTo(t, a(s) + b(s)); };
+    if (wrap) return [a, b, t](const double* s) { return roundTo(t, a(s) + b(s)); };
     return [a, b](const double* s) { return a(s) + b(s); };
   case BinaryOp::Sub:
-    if (isI) return [a, b, t](const double* s) { return roundTo(t, a(s) - b(s)); };
+    if (wrap) return [a, b, t](const double* s) { return roundTo(t, a(s) - b(s)); };
     return [a, b](const double* s) { return a(s) - b(s); };
   case BinaryOp::Mul:
-    if (isI) return [a, b, t](const double* s) { return roundTo(t, a(s) * b(s)); };
+    if (wrap) return [a, b, t](const double* s) { return roundTo(t, a(s) * b(s)); };
     return [a, b](const double* s) { return a(s) * b(s); };
   case BinaryOp::Div:
     if (isI)

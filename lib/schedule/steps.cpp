@@ -78,8 +78,10 @@ void rebuildConsumers(State& s, std::unordered_map<const OperationNode*, Tensor>
     Expr mutateTensorRead(const TensorReadNode* op, const Expr& self) override {
       Expr e = ExprMutator::mutateTensorRead(op, self);
       auto* r = e.as<TensorReadNode>();
-      auto it = m_.find(r->tensor.get());
-      return it == m_.end() ? e : read(it->second, r->indices);
+      // Follow chains: an op replaced twice in one rewrite maps old -> mid -> new.
+      const Tensor* to = nullptr;
+      for (auto it = m_.find(r->tensor.get()); it != m_.end(); it = m_.find(it->second.get())) to = &it->second;
+      return to ? read(*to, r->indices) : e;
     }
 
   private:
@@ -351,6 +353,8 @@ std::string apply(State& s, const CacheReadStep& x) {
   if (!e.empty()) return e;
   const auto& P = s.stage(x.stage);
   if (P.loc == ComputeLoc::Inlined) return Err() << "cannot cache an inlined stage";
+  if (P.loc == ComputeLoc::At)
+    return Err() << "cache_read of " << P.op->name << ", which is computed at another stage (its consumers would change)";
   if (x.readers.empty()) return "cache_read needs at least one reader";
   auto cons = s.consumers(x.stage);
   for (size_t k = 0; k < x.readers.size(); ++k) {
@@ -523,9 +527,27 @@ std::string listOf64(const std::vector<int64_t>& v) {
 
 } // namespace
 
+// Invariants every state keeps: an attached stage's only consumer is the stage it is computed
+// at; that stage is not inlined. A step that would break them is rejected as a whole (e.g.
+// moving an inlined consumer out of line changes who consumes its producers).
+std::string checkAttachments(const State& s) {
+  for (int i = 0; i < s.numStages(); ++i) {
+    const auto& st = s.stage(i);
+    if (st.loc != ComputeLoc::At) continue;
+    const auto& target = s.stage(st.attachStage);
+    if (target.loc == ComputeLoc::Inlined)
+      return Err() << "stage " << st.op->name << " would be computed at inlined stage " << target.op->name;
+    if (s.effectiveConsumers(i) != std::vector<int>{st.attachStage})
+      return Err() << "stage " << st.op->name << " would stay computed at " << target.op->name
+                   << ", which would no longer be its only consumer";
+  }
+  return "";
+}
+
 std::string applyStep(State& state, const Step& s) {
   State next = state;
   std::string err = applyAny(next, s);
+  if (err.empty()) err = checkAttachments(next);
   if (!err.empty()) return err;
   next.pushStep(s);
   state = std::move(next);
