@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # CLI tests: run the wmtune binary and check its output and exit codes.
-# usage: cli_tests.sh PATH/TO/wmtune
+# usage: cli_tests.sh PATH/TO/wmtune PATH/TO/test/schedule
 set -u
 WM="$1"
+SCHED="$2/schedules"
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
 pass=0
 fail=0
 
@@ -68,6 +71,26 @@ expect 2 "" -- frobnicate
 # A bad spec after a good one: nothing is printed for the good one.
 out=$("$WM" tasks -w gemm:M=4,N=4,K=4 -w gemm:M=x 2>/dev/null)
 if [ -z "$out" ]; then ok; else bad "partial output before a bad spec"; fi
+
+# compile: lowering, checking, pass printing, and bad schedule files.
+expect 0 'C\[i, j\] = C\[i, j\] \+ A\[i, k\] \* B\[k, j\]' -- compile -w gemm:M=8,N=8,K=4 --emit loops
+expect 0 'check: max relative error .* \(ok\)' -- compile -w gemm:M=64,N=64,K=64 --schedule "$SCHED/gemm_cpu_ssrsrs.json" --check
+expect 0 'allocate A.shared: f32\[16, 8\] shared' -- compile -w gemm:M=64,N=64,K=64 --schedule "$SCHED/gemm_gpu_sssrrsrs.json"
+expect 0 '\(ok\)' -- compile -w conv2d:N=1,C=8,H=10,W=10,K=16,R=3,S=3,pad=1 --schedule "$SCHED/conv2d_cpu_ssrsrs.json" --check
+expect 0 '// after remove_no_ops' -- compile -w relu:shape=4 --print-after-all
+expect 0 'pass simplify' -- compile -w relu:shape=4 --time-passes
+expect 0 '0: CHW\(stage 2, local\)' -- compile -w gemm:M=64,N=64,K=64 --schedule "$SCHED/gemm_cpu_ssrsrs.json" --emit steps
+expect 0 'C.local \(local\) = ' -- compile -w gemm:M=64,N=64,K=64 --schedule "$SCHED/gemm_cpu_ssrsrs.json" --emit state
+expect 2 "$TMP/none.json: cannot read" -- compile -w gemm:M=8,N=8,K=8 --schedule "$TMP/none.json"
+echo '[["SP",2,0,8,[2],1],' >"$TMP/trunc.json"
+expect 2 "trunc.json: invalid JSON" -- compile -w gemm:M=8,N=8,K=8 --schedule "$TMP/trunc.json"
+echo '[["SP",2,0,8,[2],1],["SP",2,9,8,[2],1]]' >"$TMP/bad.json"
+expect 2 "bad.json: step 1 \(SP\(stage 2, loop 9.*loop 9 out of range" -- compile -w gemm:M=8,N=8,K=8 --schedule "$TMP/bad.json"
+echo '[["CA",0,2,0]]' >"$TMP/ph.json"
+expect 2 "ph.json: step 0 .*is a placeholder" -- compile -w gemm:M=8,N=8,K=8 --schedule "$TMP/ph.json"
+echo '[["SP",2,0,8,[null],1]]' >"$TMP/open.json"
+expect 2 "unknown extent" -- compile -w gemm:M=8,N=8,K=8 --schedule "$TMP/open.json"
+expect 2 "emit" -- compile -w gemm:M=8,N=8,K=8 --emit pdf
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,1 +1,128 @@
+// Lowering tests: hand-written schedules that mirror Ansor's CPU multi-level tiling (SSRSRS)
+// for GEMM and conv2d and its GPU tiling (SSSRRSRS) with shared-memory cache reads lower to the
+// loop nests kept in expected/*.txt and compute the reference result. Set
+// WM_UPDATE_EXPECTED=1 to rewrite the expectations after an intended change (and review the
+// diff). Also: the naive program, pass printing, and the bounds of compute-at stages.
+#include <wm/frontend/workload.h>
+#include <wm/ir/interpreter.h>
+#include <wm/lower/loop_interpreter.h>
+#include <wm/lower/lower.h>
+#include <wm/schedule/steps.h>
+#include <wm/support/error.h>
 
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+using namespace wm;
+
+namespace {
+
+std::string readFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+lower::LoweredFunc lowerWith(const std::string& spec, const std::string& scheduleFile) {
+  auto w = parseWorkload(spec);
+  std::vector<sched::Step> steps;
+  std::string err;
+  std::string path = std::string(WM_TEST_DATA_DIR) + "/schedules/" + scheduleFile;
+  INFO(path);
+  REQUIRE(sched::stepsFromJson(readFile(path), &steps, &err));
+  auto r = sched::replay(w.dag, steps);
+  INFO("failed step " << r.failedStep << ": " << r.error);
+  REQUIRE(r.error.empty());
+  auto f = lower::lower(r.state);
+  auto inputs = ir::randomInputs(w.dag, 5);
+  auto expect = ir::evaluateOutputs(w.dag, inputs);
+  auto got = lower::runLowered(f, inputs);
+  CHECK(ir::maxRelativeError(got[0], expect[0]) <= 1e-5);
+  return f;
+}
+
+void checkExpected(const lower::LoweredFunc& f, const std::string& name) {
+  std::string path = std::string(WM_TEST_DATA_DIR) + "/expected/" + name;
+  std::string text = lower::toString(f);
+  if (std::getenv("WM_UPDATE_EXPECTED")) {
+    std::ofstream(path) << text;
+    return;
+  }
+  INFO("expectation " << path << " (WM_UPDATE_EXPECTED=1 rewrites it)");
+  CHECK(text == readFile(path));
+}
+
+} // namespace
+
+TEST_CASE("CPU multi-level tiling (SSRSRS) of GEMM", "[lowering]") {
+  auto f = lowerWith("gemm:M=64,N=64,K=64", "gemm_cpu_ssrsrs.json");
+  checkExpected(f, "gemm_cpu_ssrsrs.txt");
+  // The cache-write stage is computed per tile into a compact local buffer.
+  CHECK_THAT(lower::toString(f), Catch::Contains("allocate C.local: f32[16, 32] local"));
+}
+
+TEST_CASE("CPU multi-level tiling (SSRSRS) of conv2d with the padding computed per tile", "[lowering]") {
+  auto f = lowerWith("conv2d:N=1,C=8,H=10,W=10,K=16,R=3,S=3,pad=1", "conv2d_cpu_ssrsrs.json");
+  checkExpected(f, "conv2d_cpu_ssrsrs.txt");
+  CHECK_THAT(lower::toString(f), Catch::Contains("allocate conv2d_pad: f32[1, 4, 3, 7] global"));
+}
+
+TEST_CASE("GPU multi-level tiling (SSSRRSRS) of GEMM with shared-memory cache reads", "[lowering]") {
+  auto f = lowerWith("gemm:M=64,N=64,K=64", "gemm_gpu_sssrrsrs.json");
+  checkExpected(f, "gemm_gpu_sssrrsrs.txt");
+  std::string text = lower::toString(f);
+  // Shared tiles cover the whole thread block (relaxed over threadIdx), not one thread's part.
+  CHECK_THAT(text, Catch::Contains("allocate A.shared: f32[16, 8] shared"));
+  CHECK_THAT(text, Catch::Contains("allocate B.shared: f32[8, 16] shared"));
+  CHECK_THAT(text, Catch::Contains("blockIdx.x"));
+  CHECK_THAT(text, Catch::Contains("threadIdx.x"));
+}
+
+TEST_CASE("the naive program of GEMM", "[lowering]") {
+  auto w = parseWorkload("gemm:M=8,N=8,K=4");
+  auto f = lower::lower(sched::State(w.dag));
+  CHECK(lower::toString(f) == "func C(A: f32[8, 4], B: f32[4, 8], C: f32[8, 8])\n"
+                              "for i in [0, 8)\n"
+                              "  for j in [0, 8)\n"
+                              "    C[i, j] = 0.0\n"
+                              "    for k in [0, 4)\n"
+                              "      C[i, j] = C[i, j] + A[i, k] * B[k, j]\n");
+}
+
+TEST_CASE("non-dividing splits are guarded", "[lowering]") {
+  auto w = parseWorkload("relu:shape=10");
+  sched::State s(w.dag);
+  REQUIRE(sched::applyStep(s, sched::SplitStep{1, 0, 10, {4}, true}).empty());
+  auto f = lower::lower(s);
+  CHECK(lower::toString(f) == "func relu(data: f32[10], relu: f32[10])\n"
+                              "for i0.0 in [0, 3)\n"
+                              "  for i0.1 in [0, 4)\n"
+                              "    if i0.0 * 4 + i0.1 < 10\n"
+                              "      relu[i0.0 * 4 + i0.1] = max(data[i0.0 * 4 + i0.1], 0.0)\n");
+}
+
+TEST_CASE("print-after-all and pass timing", "[lowering]") {
+  auto w = parseWorkload("relu:shape=4");
+  std::ostringstream log;
+  lower::LowerOptions o;
+  o.printAfterAll = true;
+  o.timePasses = true;
+  o.log = &log;
+  lower::lower(sched::State(w.dag), o);
+  for (const char* pass : {"schedule_ops", "simplify", "remove_no_ops"}) {
+    CHECK_THAT(log.str(), Catch::Contains(std::string("// after ") + pass));
+    CHECK_THAT(log.str(), Catch::Contains(std::string("pass ") + pass));
+  }
+}
+
+TEST_CASE("a state with open split lengths cannot be lowered", "[lowering]") {
+  auto w = parseWorkload("gemm:M=8,N=8,K=8");
+  sched::State s(w.dag);
+  REQUIRE(sched::applyStep(s, sched::SplitStep{2, 0, 8, {0, 2}, true}).empty());
+  CHECK_FALSE(s.concrete());
+  CHECK_THROWS_AS(lower::lower(s), UserError);
+}
