@@ -1,4 +1,5 @@
-// Applying, replaying, printing and serializing transform steps (data in step_types.h).
+// Applying, replaying, printing and serializing transform steps (data in step_types.h, which
+// also holds the "how to add a step" checklist).
 //
 // A step that does not fit the state (a bad stage or loop position, a compute-at into a
 // non-consumer, a split of an annotated loop, ...) is an error value: applyStep returns the
