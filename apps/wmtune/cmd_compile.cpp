@@ -3,6 +3,7 @@
 // loop nest; --check runs the loop-nest interpreter against the reference interpreter.
 #include "commands.h"
 
+#include <wm/codegen/llvm.h>
 #include <wm/frontend/workload.h>
 #include <wm/ir/interpreter.h>
 #include <wm/lower/loop_interpreter.h>
@@ -28,6 +29,8 @@ struct CompileOptions {
   bool printAfterAll = false;
   bool timePasses = false;
   uint64_t seed = 0;
+  std::string output;
+  std::string mcpu, mattr;
 };
 
 std::vector<sched::Step> readSchedule(const std::string& path) {
@@ -48,9 +51,14 @@ Command addCompileCommand(CLI::App& app) {
   auto o = std::make_shared<CompileOptions>();
   sub->add_option("-w,--workload", o->spec, "Workload spec op:key=value,...")->required();
   sub->add_option("--schedule", o->schedule, "JSON step list (default: no steps, the naive program)");
-  sub->add_option("--emit", o->emit, "What to print: loops (lowered loop nest), state, steps")
-      ->check(CLI::IsMember({"loops", "state", "steps"}))
+  sub->add_option("--emit", o->emit,
+                  "What to produce: loops (lowered loop nest), state, steps, llvm (optimized LLVM "
+                  "IR), llvm-raw (before optimization), asm, obj")
+      ->check(CLI::IsMember({"loops", "state", "steps", "llvm", "llvm-raw", "asm", "obj"}))
       ->capture_default_str();
+  sub->add_option("-o,--output", o->output, "Write the emitted text or object here instead of stdout");
+  sub->add_option("--mcpu", o->mcpu, "Target CPU for llvm/asm/obj (default: this machine's)");
+  sub->add_option("--mattr", o->mattr, "Target features, e.g. +avx2,+fma (default: this machine's)");
   sub->add_flag("--check", o->check, "Run the loop nest and compare with the reference interpreter");
   sub->add_flag("--print-after-all", o->printAfterAll, "Print the IR after every lowering pass");
   sub->add_flag("--time-passes", o->timePasses, "Print the time of every lowering pass");
@@ -77,7 +85,24 @@ Command addCompileCommand(CLI::App& app) {
     } catch (const UserError& e) {
       WM_USER_ERROR() << (o->schedule.empty() ? w.spec : o->schedule) << ": " << e.what();
     }
-    if (o->emit == "loops") std::cout << lower::toString(f);
+    std::string text;
+    if (o->emit == "loops") text = lower::toString(f);
+    if (o->emit == "llvm" || o->emit == "llvm-raw" || o->emit == "asm" || o->emit == "obj") {
+      auto target = codegen::CpuTarget::host(o->mcpu, o->mattr);
+      auto kind = o->emit == "asm" ? codegen::EmitKind::Assembly
+                  : o->emit == "obj" ? codegen::EmitKind::Object
+                                     : codegen::EmitKind::LlvmIr;
+      text = codegen::emit(f, target, kind, o->emit != "llvm-raw");
+      if (o->emit == "obj" && o->output.empty())
+        WM_USER_ERROR() << "--emit obj writes binary code: give -o FILE";
+    }
+    if (!o->output.empty()) {
+      std::ofstream out(o->output, std::ios::binary);
+      if (!out) WM_USER_ERROR() << o->output << ": cannot write";
+      out << text;
+    } else {
+      std::cout << text;
+    }
     if (o->check) {
       auto inputs = ir::randomInputs(w.dag, o->seed);
       auto expect = ir::evaluateOutputs(w.dag, inputs);

@@ -11,6 +11,7 @@
 //     (wm_parallel_for, wm_alloc, wm_free) defined absolutely and libm found in the process.
 #include <wm/codegen/llvm.h>
 #include <wm/ir/printer.h>
+#include <wm/ir/visitor.h>
 #include <wm/runtime/parallel.h>
 #include <wm/support/error.h>
 
@@ -31,7 +32,9 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/TargetParser/Host.h>
 
+#include <functional>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 
 namespace wm::codegen {
@@ -212,20 +215,12 @@ private:
   llvm::MDNode* loopMetadata(const ForNode* n) {
     std::vector<llvm::Metadata*> ops{nullptr};
     auto flag = [&](const char* name) { ops.push_back(llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, name)})); };
-    auto intOpt = [&](const char* name, int64_t v) {
-      ops.push_back(llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, name),
-                                             llvm::ConstantAsMetadata::get(b_.getInt32(static_cast<uint32_t>(v)))}));
-    };
     // auto_unroll_max_step: a serial loop whose whole nest takes at most that many steps.
     bool unroll = n->forKind == ForKind::Unrolled ||
                   (n->forKind == ForKind::Serial && unrollBudget_ > 0 &&
                    n->extent * std::max<int64_t>(1, nestSteps(n->body)) <= unrollBudget_);
-    if (n->forKind == ForKind::Vectorized) {
-      int64_t w = 1;
-      while (w * 2 <= std::min<int64_t>(n->extent, 16)) w *= 2;
-      intOpt("llvm.loop.vectorize.enable", 1);
-      intOpt("llvm.loop.vectorize.width", w);
-    }
+    // A vectorized loop reaching here has guards or inner loops (tryVectorLoop declined it):
+    // LLVM's vectorizer decides; forcing it only yields warnings where it cannot.
     if (unroll) flag("llvm.loop.unroll.full");
     if (ops.size() == 1) return nullptr;
     auto* md = llvm::MDNode::getDistinct(ctx_, ops);
@@ -235,6 +230,7 @@ private:
 
   void forLoop(const ForNode* n) {
     if (n->forKind == ForKind::Parallel) return parallelLoop(n);
+    if (tryVectorLoop(n)) return;
     auto* pre = b_.GetInsertBlock();
     auto* header = llvm::BasicBlock::Create(ctx_, n->var.name() + ".header", fn_);
     auto* body = llvm::BasicBlock::Create(ctx_, n->var.name() + ".body", fn_);
@@ -321,22 +317,39 @@ private:
   llvm::Value* toI64(llvm::Value* v, DType t) { return t == DType::I64 ? v : b_.CreateSExt(v, b_.getInt64Ty()); }
 
   // ---- expressions ----
-  llvm::Value* expr(const Expr& e) {
+  // value(e, vec): the scalar value of e, or (vec) the vector of its values over the lanes of
+  // the loop being vectorized (lane_.var = 0..lane_.width-1).
+  llvm::Value* expr(const Expr& e) { return value(e, false); }
+
+  llvm::Value* splat(llvm::Value* v, bool vec) {
+    return vec ? b_.CreateVectorSplat(static_cast<unsigned>(lane_.width), v) : v;
+  }
+
+  llvm::Value* value(const Expr& e, bool vec) {
     switch (e.kind()) {
     case ExprKind::IntImm: {
       int64_t v = e.as<IntImmNode>()->value;
-      return llvm::ConstantInt::get(typeOf(e.dtype()), static_cast<uint64_t>(v), true);
+      return splat(llvm::ConstantInt::get(typeOf(e.dtype()), static_cast<uint64_t>(v), true), vec);
     }
-    case ExprKind::FloatImm: return llvm::ConstantFP::get(typeOf(e.dtype()), e.as<FloatImmNode>()->value);
+    case ExprKind::FloatImm:
+      return splat(llvm::ConstantFP::get(typeOf(e.dtype()), e.as<FloatImmNode>()->value), vec);
     case ExprKind::Var: {
+      if (vec && e.as<VarNode>() == lane_.var) {
+        std::vector<llvm::Constant*> lanes;
+        for (int64_t i = 0; i < lane_.width; ++i) lanes.push_back(b_.getInt64(i));
+        return llvm::ConstantVector::get(lanes);
+      }
       auto it = env_.vars.find(e.as<VarNode>());
       WM_CHECK(it != env_.vars.end()) << "codegen: variable " << e.as<VarNode>()->name << " is not in scope";
-      return it->second;
+      return splat(it->second, vec);
     }
-    case ExprKind::Binary: return binaryOp(e.as<BinaryNode>());
+    case ExprKind::Binary: {
+      auto* n = e.as<BinaryNode>();
+      return binaryOp(n->op, isFloat(n->dtype), value(n->a, vec), value(n->b, vec));
+    }
     case ExprKind::Compare: {
       auto* n = e.as<CompareNode>();
-      llvm::Value *a = expr(n->a), *c = expr(n->b);
+      llvm::Value *a = value(n->a, vec), *c = value(n->b, vec);
       if (isFloat(n->a.dtype())) {
         static const llvm::CmpInst::Predicate p[] = {llvm::CmpInst::FCMP_OEQ, llvm::CmpInst::FCMP_UNE,
                                                      llvm::CmpInst::FCMP_OLT, llvm::CmpInst::FCMP_OLE,
@@ -350,38 +363,115 @@ private:
     }
     case ExprKind::Logical: {
       auto* n = e.as<LogicalNode>();
-      llvm::Value *a = expr(n->a), *c = expr(n->b);
+      llvm::Value *a = value(n->a, vec), *c = value(n->b, vec);
       return n->op == LogicalOp::And ? b_.CreateAnd(a, c) : b_.CreateOr(a, c);
     }
-    case ExprKind::Not: return b_.CreateNot(expr(e.as<NotNode>()->a));
+    case ExprKind::Not: return b_.CreateNot(value(e.as<NotNode>()->a, vec));
     case ExprKind::Select: {
       auto* n = e.as<SelectNode>();
-      llvm::Value* c = expr(n->cond);
+      llvm::Value* c = value(n->cond, vec);
       ++speculative_;
-      llvm::Value *t = expr(n->t), *f = expr(n->f);
+      llvm::Value *t = value(n->t, vec), *f = value(n->f, vec);
       --speculative_;
       return b_.CreateSelect(c, t, f);
     }
-    case ExprKind::Cast: return castOp(e.as<CastNode>());
-    case ExprKind::Call: return callOp(e.as<CallNode>());
-    case ExprKind::BufferLoad: {
-      auto* n = e.as<BufferLoadNode>();
-      llvm::Value* v = b_.CreateAlignedLoad(typeOf(n->buffer->dtype, true), address(n->buffer, n->indices, speculative_ > 0),
-                                            llvm::Align(bytesOf(n->buffer->dtype)));
-      if (n->buffer->dtype == DType::Bool) v = b_.CreateICmpNE(v, b_.getInt8(0));
-      return v;
+    case ExprKind::Cast: {
+      auto* n = e.as<CastNode>();
+      return castOp(n->value.dtype(), n->dtype, value(n->value, vec), vec);
     }
+    case ExprKind::Call: return callOp(e.as<CallNode>(), vec);
+    case ExprKind::BufferLoad: return vec ? vectorLoad(e.as<BufferLoadNode>()) : scalarLoad(e.as<BufferLoadNode>());
     case ExprKind::TensorRead: WM_CHECK(false) << "codegen: tensor read in lowered IR"; return nullptr;
     }
     return nullptr;
   }
 
-  llvm::Value* binaryOp(const BinaryNode* n) {
-    llvm::Value *a = expr(n->a), *c = expr(n->b);
-    bool fp = isFloat(n->dtype);
+  llvm::Value* scalarLoad(const BufferLoadNode* n) {
+    llvm::Value* v = b_.CreateAlignedLoad(typeOf(n->buffer->dtype, true), address(n->buffer, n->indices, speculative_ > 0),
+                                          llvm::Align(bytesOf(n->buffer->dtype)));
+    if (n->buffer->dtype == DType::Bool) v = b_.CreateICmpNE(v, b_.getInt8(0));
+    return v;
+  }
+
+  // The flat element offset of an access, as an expression (for the lane analysis).
+  Expr flatIndex(const Buffer& buf, const std::vector<Expr>& indices) {
+    Expr flat;
+    for (size_t d = 0; d < indices.size(); ++d) {
+      Expr term = indices[d] * static_cast<double>(buf->strides[d]);
+      flat = flat.defined() ? flat + term : term;
+    }
+    return flat.defined() ? flat : intImm(0);
+  }
+
+  // Coefficient of the lane variable in e if e is affine in it; nullopt otherwise.
+  std::optional<int64_t> laneCoefficient(const Expr& e) {
+    bool mentions = false;
+    postOrderVisit(e, [&](const Expr& x) { mentions |= x.as<VarNode>() == lane_.var; });
+    if (!mentions) return 0;
+    if (e.as<VarNode>() == lane_.var) return 1;
+    if (auto* b = e.as<BinaryNode>()) {
+      int64_t c;
+      if (b->op == BinaryOp::Add || b->op == BinaryOp::Sub) {
+        auto x = laneCoefficient(b->a), y = laneCoefficient(b->b);
+        if (!x || !y) return std::nullopt;
+        return b->op == BinaryOp::Add ? *x + *y : *x - *y;
+      }
+      if (b->op == BinaryOp::Mul) {
+        if (isConstInt(b->b, &c)) {
+          auto x = laneCoefficient(b->a);
+          return x ? std::optional<int64_t>(*x * c) : std::nullopt;
+        }
+        if (isConstInt(b->a, &c)) {
+          auto x = laneCoefficient(b->b);
+          return x ? std::optional<int64_t>(*x * c) : std::nullopt;
+        }
+      }
+    }
+    return std::nullopt;
+  }
+
+  // Emits f once per lane with the lane variable bound to that lane's number.
+  template <typename F> void perLane(F f) {
+    const VarNode* v = lane_.var;
+    auto saved = env_.vars.count(v) ? env_.vars[v] : nullptr;
+    for (int64_t l = 0; l < lane_.width; ++l) {
+      env_.vars[v] = b_.getInt64(l);
+      f(l);
+    }
+    if (saved) env_.vars[v] = saved;
+    else env_.vars.erase(v);
+  }
+
+  llvm::Value* vectorLoad(const BufferLoadNode* n) {
+    llvm::Type* et = typeOf(n->buffer->dtype, true);
+    auto coeff = speculative_ > 0 ? std::nullopt : laneCoefficient(flatIndex(n->buffer, n->indices));
+    if (coeff && *coeff == 0) return splat(scalarLoad(n), true);
+    if (coeff && *coeff == 1 && n->buffer->dtype != DType::Bool) {
+      llvm::Value* base = nullptr;
+      perLaneFirst([&] { base = address(n->buffer, n->indices, false); });
+      auto* vt = llvm::FixedVectorType::get(et, static_cast<unsigned>(lane_.width));
+      return b_.CreateAlignedLoad(vt, base, llvm::Align(bytesOf(n->buffer->dtype)));
+    }
+    llvm::Value* out = llvm::PoisonValue::get(llvm::FixedVectorType::get(typeOf(n->buffer->dtype), static_cast<unsigned>(lane_.width)));
+    perLane([&](int64_t l) { out = b_.CreateInsertElement(out, scalarLoad(n), b_.getInt64(l)); });
+    return out;
+  }
+
+  // Emits f with the lane variable bound to 0 (the first lane's address).
+  template <typename F> void perLaneFirst(F f) {
+    const VarNode* v = lane_.var;
+    auto it = env_.vars.find(v);
+    llvm::Value* saved = it == env_.vars.end() ? nullptr : it->second;
+    env_.vars[v] = b_.getInt64(0);
+    f();
+    if (saved) env_.vars[v] = saved;
+    else env_.vars.erase(v);
+  }
+
+  llvm::Value* binaryOp(BinaryOp op, bool fp, llvm::Value* a, llvm::Value* c) {
     llvm::IRBuilder<>::FastMathFlagGuard guard(b_);
     b_.setFastMathFlags(fmf_);
-    switch (n->op) {
+    switch (op) {
     case BinaryOp::Add: return fp ? b_.CreateFAdd(a, c) : b_.CreateAdd(a, c);
     case BinaryOp::Sub: return fp ? b_.CreateFSub(a, c) : b_.CreateSub(a, c);
     case BinaryOp::Mul: return fp ? b_.CreateFMul(a, c) : b_.CreateMul(a, c);
@@ -390,7 +480,7 @@ private:
       // floor division: q = a / c rounded toward -inf
       llvm::Value* q = b_.CreateSDiv(a, c);
       llvm::Value* r = b_.CreateSRem(a, c);
-      auto* zero = llvm::ConstantInt::get(a->getType(), 0);
+      auto* zero = llvm::Constant::getNullValue(a->getType());
       llvm::Value* adjust = b_.CreateAnd(b_.CreateICmpNE(r, zero),
                                          b_.CreateICmpNE(b_.CreateICmpSLT(r, zero), b_.CreateICmpSLT(c, zero)));
       return b_.CreateSub(q, b_.CreateZExt(adjust, a->getType()));
@@ -401,7 +491,7 @@ private:
         return b_.CreateFSub(a, b_.CreateFMul(b_.CreateCall(fl, {b_.CreateFDiv(a, c)}), c));
       }
       llvm::Value* r = b_.CreateSRem(a, c);
-      auto* zero = llvm::ConstantInt::get(a->getType(), 0);
+      auto* zero = llvm::Constant::getNullValue(a->getType());
       llvm::Value* adjust = b_.CreateAnd(b_.CreateICmpNE(r, zero),
                                          b_.CreateICmpNE(b_.CreateICmpSLT(r, zero), b_.CreateICmpSLT(c, zero)));
       return b_.CreateSelect(adjust, b_.CreateAdd(r, c), r);
@@ -414,14 +504,13 @@ private:
     return nullptr;
   }
 
-  llvm::Value* castOp(const CastNode* n) {
-    llvm::Value* v = expr(n->value);
-    DType from = n->value.dtype(), to = n->dtype;
+  llvm::Value* castOp(DType from, DType to, llvm::Value* v, bool vec) {
     llvm::Type* t = typeOf(to);
+    if (vec) t = llvm::FixedVectorType::get(t, static_cast<unsigned>(lane_.width));
     if (from == to) return v;
     if (to == DType::Bool)
-      return isFloat(from) ? b_.CreateFCmpUNE(v, llvm::ConstantFP::get(v->getType(), 0.0))
-                           : b_.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
+      return isFloat(from) ? b_.CreateFCmpUNE(v, llvm::Constant::getNullValue(v->getType()))
+                           : b_.CreateICmpNE(v, llvm::Constant::getNullValue(v->getType()));
     if (from == DType::Bool) return isFloat(to) ? b_.CreateUIToFP(v, t) : b_.CreateZExt(v, t);
     if (isFloat(from) && isFloat(to)) return b_.CreateFPCast(v, t);
     if (isFloat(from)) return b_.CreateFPToSI(v, t);
@@ -429,42 +518,94 @@ private:
     return b_.CreateSExtOrTrunc(v, t);
   }
 
-  llvm::Value* callOp(const CallNode* n) {
-    llvm::Value* a = expr(n->args[0]);
+  llvm::Value* callOp(const CallNode* n, bool vec) {
+    llvm::Value* a = value(n->args[0], vec);
     llvm::Type* t = a->getType();
     auto intrinsic = [&](llvm::Intrinsic::ID id, std::vector<llvm::Value*> args) {
       return b_.CreateCall(llvm::Intrinsic::getDeclaration(&m_, id, {t}), args);
     };
+    // libm functions on one scalar; vectors go lane by lane.
     auto libm = [&](const char* f32, const char* f64) -> llvm::Value* {
-      bool half = t->isHalfTy();
-      llvm::Type* ct = half ? b_.getFloatTy() : t;
-      llvm::Value* x = half ? b_.CreateFPExt(a, ct) : a;
-      auto fn = m_.getOrInsertFunction(ct->isDoubleTy() ? f64 : f32, ct, ct);
-      llvm::Value* r = b_.CreateCall(fn, {x});
-      return half ? b_.CreateFPTrunc(r, t) : r;
+      auto scalar = [&](llvm::Value* x) -> llvm::Value* {
+        llvm::Type* st = x->getType();
+        bool half = st->isHalfTy();
+        llvm::Type* ct = half ? b_.getFloatTy() : st;
+        llvm::Value* y = half ? b_.CreateFPExt(x, ct) : x;
+        auto fn = m_.getOrInsertFunction(ct->isDoubleTy() ? f64 : f32, ct, ct);
+        llvm::Value* r = b_.CreateCall(fn, {y});
+        return half ? b_.CreateFPTrunc(r, st) : r;
+      };
+      if (!vec) return scalar(a);
+      llvm::Value* out = llvm::PoisonValue::get(t);
+      for (int64_t l = 0; l < lane_.width; ++l)
+        out = b_.CreateInsertElement(out, scalar(b_.CreateExtractElement(a, b_.getInt64(l))), b_.getInt64(l));
+      return out;
     };
     llvm::IRBuilder<>::FastMathFlagGuard guard(b_);
     b_.setFastMathFlags(fmf_);
+    auto one = [&] { return llvm::ConstantFP::get(t, 1.0); };
     switch (n->func) {
     case MathFunc::Exp: return intrinsic(llvm::Intrinsic::exp, {a});
     case MathFunc::Log: return intrinsic(llvm::Intrinsic::log, {a});
     case MathFunc::Sqrt: return intrinsic(llvm::Intrinsic::sqrt, {a});
-    case MathFunc::Rsqrt: return b_.CreateFDiv(llvm::ConstantFP::get(t, 1.0), intrinsic(llvm::Intrinsic::sqrt, {a}));
+    case MathFunc::Rsqrt: return b_.CreateFDiv(one(), intrinsic(llvm::Intrinsic::sqrt, {a}));
     case MathFunc::Tanh: return libm("tanhf", "tanh");
     case MathFunc::Erf: return libm("erff", "erf");
     case MathFunc::Sigmoid: {
       llvm::Value* e = intrinsic(llvm::Intrinsic::exp, {b_.CreateFNeg(a)});
-      return b_.CreateFDiv(llvm::ConstantFP::get(t, 1.0), b_.CreateFAdd(llvm::ConstantFP::get(t, 1.0), e));
+      return b_.CreateFDiv(one(), b_.CreateFAdd(one(), e));
     }
-    case MathFunc::Pow: return intrinsic(llvm::Intrinsic::pow, {a, expr(n->args[1])});
+    case MathFunc::Pow: return intrinsic(llvm::Intrinsic::pow, {a, value(n->args[1], vec)});
     case MathFunc::Abs:
-      if (t->isIntegerTy()) {
-        auto* zero = llvm::ConstantInt::get(t, 0);
+      if (t->isIntOrIntVectorTy()) {
+        auto* zero = llvm::Constant::getNullValue(t);
         return b_.CreateSelect(b_.CreateICmpSLT(a, zero), b_.CreateNeg(a), a);
       }
       return intrinsic(llvm::Intrinsic::fabs, {a});
     }
     return nullptr;
+  }
+
+  // ---- explicit vectorization ----
+  // A vectorized loop whose body is a sequence of stores becomes vector code: contiguous
+  // accesses are vector loads/stores, others go lane by lane. Anything else (nested loops,
+  // guards) is left to LLVM's loop vectorizer through metadata.
+  static bool storesOnly(const Stmt& s) {
+    if (auto* q = s.as<SeqNode>()) {
+      for (auto& x : q->stmts)
+        if (!storesOnly(x)) return false;
+      return true;
+    }
+    if (auto* st = s.as<StoreNode>()) return st->buffer->dtype != DType::Bool;
+    return false;
+  }
+
+  bool tryVectorLoop(const ForNode* n) {
+    if (n->forKind != ForKind::Vectorized || n->extent < 2 || n->extent > 64 || lane_.var) return false;
+    if (!storesOnly(n->body)) return false;
+    lane_ = {n->var.node(), n->extent};
+    std::vector<const StoreNode*> stores;
+    std::function<void(const Stmt&)> collect = [&](const Stmt& s) {
+      if (auto* q = s.as<SeqNode>()) for (auto& x : q->stmts) collect(x);
+      else stores.push_back(s.as<StoreNode>());
+    };
+    collect(n->body);
+    for (auto* st : stores) {
+      llvm::Value* v = value(st->value, true);
+      auto coeff = laneCoefficient(flatIndex(st->buffer, st->indices));
+      llvm::Align align(bytesOf(st->buffer->dtype));
+      if (coeff && *coeff == 1) {
+        llvm::Value* base = nullptr;
+        perLaneFirst([&] { base = address(st->buffer, st->indices, false); });
+        b_.CreateAlignedStore(v, base, align);
+      } else {
+        perLane([&](int64_t l) {
+          b_.CreateAlignedStore(b_.CreateExtractElement(v, b_.getInt64(l)), address(st->buffer, st->indices, false), align);
+        });
+      }
+    }
+    lane_ = {};
+    return true;
   }
 
   llvm::LLVMContext& ctx_;
@@ -476,6 +617,10 @@ private:
   Env env_;
   int speculative_ = 0;
   int64_t unrollBudget_ = 0;
+  struct Lane {
+    const VarNode* var = nullptr;
+    int64_t width = 0;
+  } lane_;
 };
 
 struct BuiltModule {

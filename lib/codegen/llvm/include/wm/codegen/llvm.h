@@ -5,8 +5,10 @@
 // of LoweredFunc), each 64-byte aligned. f32 buffers hold float, f16 _Float16, i32/i64 ints,
 // bool one byte per element.
 //
-// How loops are lowered: vectorized loops carry llvm.loop.vectorize metadata (the assembly
-// shows the vector instructions), unrolled loops llvm.loop.unroll.full, loops under an
+// How loops are lowered: a vectorized loop whose body is straight-line stores becomes explicit
+// vector code (contiguous accesses as vector loads/stores, others lane by lane); one with
+// guards or inner loops is left to LLVM's loop vectorizer. Unrolled loops get
+// llvm.loop.unroll.full, loops under an
 // auto_unroll_max_step pragma are fully unrolled when their whole nest has at most that many
 // steps; a parallel loop becomes an outlined function run by wm_parallel_for (one call per
 // parallel region). Buffers of up to 64 KiB are stack allocations, larger ones wm_alloc.
