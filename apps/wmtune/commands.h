@@ -16,5 +16,7 @@ using Command = std::function<int()>;
 Command addWorkloadsCommand(CLI::App& app);
 Command addTasksCommand(CLI::App& app);
 Command addCompileCommand(CLI::App& app);
+Command addMeasureCommand(CLI::App& app);
+Command addWorkerCommand(CLI::App& app);
 
 } // namespace wm::cli

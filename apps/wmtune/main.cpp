@@ -30,6 +30,8 @@ int main(int argc, char** argv) {
   add(wm::cli::addWorkloadsCommand);
   add(wm::cli::addTasksCommand);
   add(wm::cli::addCompileCommand);
+  add(wm::cli::addMeasureCommand);
+  add(wm::cli::addWorkerCommand);
 
   // Unknown arguments are collected instead of failing early, so the message can name them
   // (CLI11 would otherwise report only the missing subcommand).

@@ -1,0 +1,105 @@
+// `wmtune measure -w SPEC [--schedule FILE.json]`: builds the schedule (or the naive program)
+// in a measurement worker, checks it against the reference and times it. Also `wmtune worker`,
+// the worker mode the measurer starts (not for direct use; hidden from --help).
+#include "commands.h"
+
+#include <wm/frontend/workload.h>
+#include <wm/runtime/measure.h>
+#include <wm/schedule/steps.h>
+#include <wm/support/error.h>
+#include <wm/support/strings.h>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+namespace wm::cli {
+
+namespace {
+
+struct MeasureCli {
+  std::string spec, schedule;
+  runtime::MeasureOptions opts;
+  bool json = false;
+};
+
+std::vector<sched::Step> loadSchedule(const std::string& path) {
+  if (path.empty()) return {};
+  std::ifstream in(path);
+  if (!in) WM_USER_ERROR() << path << ": cannot read the schedule file";
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::vector<sched::Step> steps;
+  std::string err;
+  if (!sched::stepsFromJson(ss.str(), &steps, &err)) WM_USER_ERROR() << path << ": " << err;
+  return steps;
+}
+
+} // namespace
+
+Command addMeasureCommand(CLI::App& app) {
+  auto* sub = app.add_subcommand("measure", "Build, check and time a schedule on this CPU");
+  auto o = std::make_shared<MeasureCli>();
+  sub->add_option("-w,--workload", o->spec, "Workload spec op:key=value,...")->required();
+  sub->add_option("--schedule", o->schedule, "JSON step list (default: the naive program)");
+  sub->add_option("--repeat", o->opts.minRepeat, "Minimum number of timed runs")->capture_default_str();
+  sub->add_option("--min-ms", o->opts.minRepeatMs, "Minimum total time of the timed runs (ms)")->capture_default_str();
+  sub->add_option("--warmup", o->opts.warmup, "Untimed runs before timing")->capture_default_str();
+  sub->add_option("--threads", o->opts.threads, "Kernel threads (0: all cores)")->capture_default_str();
+  sub->add_flag("--flush", o->opts.flushCache, "Flush the caches before each timed run");
+  sub->add_option("--build-timeout", o->opts.buildTimeoutS, "Seconds")->capture_default_str();
+  sub->add_option("--run-timeout", o->opts.runTimeoutS, "Seconds")->capture_default_str();
+  sub->add_option("--seed", o->opts.seed, "Seed of the random inputs")->capture_default_str();
+  sub->add_option("--mcpu", o->opts.mcpu, "Target CPU (default: this machine's)");
+  sub->add_option("--mattr", o->opts.mattr, "Target features (default: this machine's)");
+  sub->add_flag("--json", o->json, "Print the result as JSON");
+  return [o]() {
+    Workload w = parseWorkload(o->spec);
+    runtime::MeasureInput in{o->spec, loadSchedule(o->schedule), ""};
+    auto r = sched::replay(w.dag, in.steps);
+    if (!r.error.empty())
+      WM_USER_ERROR() << o->schedule << ": step " << r.failedStep << ": " << r.error;
+    auto m = runtime::makeWorkerMeasurer(o->opts)->measure({in})[0];
+    double flops = static_cast<double>(w.dag.flops());
+    double gflops = m.median > 0 ? flops / m.median * 1e-9 : 0;
+    if (o->json) {
+      nlohmann::json j = {{"workload", w.canonical}, {"error", runtime::measureErrorName(m.error)},
+                          {"message", m.message}, {"median_s", m.median}, {"costs", m.costs},
+                          {"gflops", gflops}, {"max_error", m.maxError}, {"build_s", m.buildSeconds},
+                          {"flops", w.dag.flops()}};
+      std::cout << j.dump(2) << "\n";
+    } else if (m.error == runtime::MeasureError::None) {
+      auto [lo, hi] = std::minmax_element(m.costs.begin(), m.costs.end());
+      std::cout << std::fixed << std::setprecision(4) << "workload " << w.canonical << "\n"
+                << "latency  " << m.median * 1e3 << " ms median (min " << *lo * 1e3 << ", max "
+                << *hi * 1e3 << ", " << m.costs.size() << " runs)\n"
+                << std::setprecision(2) << "GFLOP/s  " << gflops << "\n"
+                << std::scientific << std::setprecision(2) << "check    max relative error "
+                << m.maxError << " (ok)\n"
+                << std::fixed << "build    " << m.buildSeconds << " s\n";
+    } else {
+      std::cout << "workload " << w.canonical << "\nerror    " << runtime::measureErrorName(m.error)
+                << ": " << m.message << "\n";
+    }
+    return m.error == runtime::MeasureError::None ? 0 : 1;
+  };
+}
+
+Command addWorkerCommand(CLI::App& app) {
+  auto* sub = app.add_subcommand("worker", "Measurement worker (started by the tuner)");
+  sub->group(""); // hidden: an internal mode
+  return []() {
+    int out = dup(1);
+    dup2(2, 1); // nothing but the protocol may reach the pipe
+    return runtime::runWorker(0, out);
+  };
+}
+
+} // namespace wm::cli
