@@ -92,5 +92,17 @@ echo '[["SP",2,0,8,[null],1]]' >"$TMP/open.json"
 expect 2 "unknown extent" -- compile -w gemm:M=8,N=8,K=8 --schedule "$TMP/open.json"
 expect 2 "emit" -- compile -w gemm:M=8,N=8,K=8 --emit pdf
 
+# compile to machine code, and measure.
+expect 0 'define void @C\(ptr' -- compile -w gemm:M=8,N=8,K=8 --emit llvm
+expect 0 'vfmadd[0-9]+ps' -- compile -w gemm:M=64,N=64,K=64 --schedule "$SCHED/gemm_cpu_ssrsrs.json" --emit asm --mcpu x86-64-v4
+expect 2 'give -o FILE' -- compile -w gemm:M=8,N=8,K=8 --emit obj
+expect 0 '' -- compile -w gemm:M=8,N=8,K=8 --emit obj -o "$TMP/k.o"
+if [ "$(head -c 4 "$TMP/k.o" | od -An -c | tr -d ' ')" = "177ELF" ]; then ok; else bad "--emit obj did not write an ELF object"; fi
+expect 0 'check    max relative error .* \(ok\)' -- measure -w gemm:M=64,N=64,K=64 --schedule "$SCHED/gemm_cpu_ssrsrs.json" --min-ms 5
+expect 0 'GFLOP/s' -- measure -w relu:shape=1000 --min-ms 5 --threads 1
+expect 0 '"error": "none"' -- measure -w softmax:M=16,N=64 --min-ms 5 --json
+expect 2 "unknown op 'nope'" -- measure -w nope:x=1
+expect 2 "$TMP/none.json: cannot read" -- measure -w gemm:M=8,N=8,K=8 --schedule "$TMP/none.json"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
