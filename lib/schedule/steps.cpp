@@ -399,6 +399,7 @@ std::string apply(State& s, const CacheReadStep& x) {
   rebuildConsumers(s, repl);
   StageNode cs = makeStage(cache);
   cs.scope = x.scope;
+  cs.origin = StageOrigin::CacheRead;
   s.insertStage(x.stage + 1, cs);
   inferBound(s);
   return "";
@@ -421,6 +422,7 @@ std::string apply(State& s, const CacheWriteStep& x) {
       names);
   StageNode ls = makeStage(local);
   ls.scope = x.scope;
+  ls.origin = StageOrigin::CacheWrite;
   StageNode cs = makeStage(copy);
   cs.loc = P.loc;
   cs.attachStage = P.attachStage;
@@ -498,7 +500,9 @@ std::string apply(State& s, const RfactorStep& x) {
   Tensor old = P.op;
   s.mutableStage(x.stage) = fs;
   rebuildConsumers(s, {{old.get(), fin}});
-  s.insertStage(x.stage, makeStage(rf));
+  StageNode rs = makeStage(rf);
+  rs.origin = StageOrigin::Rfactor;
+  s.insertStage(x.stage, rs);
   inferBound(s);
   return "";
 }

@@ -42,6 +42,9 @@ struct IterRelation {
   bool innerToOuter = true;     ///< split: lengths are the inner parts (else the outer parts)
 };
 
+/// How a stage came about: from an op of the DAG, or made by a step.
+enum class StageOrigin : uint8_t { Op, CacheRead, CacheWrite, Rfactor };
+
 struct StageAlign {
   int axis = 0;
   int64_t factor = 0, offset = 0;
@@ -59,6 +62,7 @@ struct StageNode {
   int attachIter = -1;  ///< loc == At: iterator id in that stage
   ir::MemScope scope = ir::MemScope::Global;
   std::vector<StageAlign> aligns;
+  StageOrigin origin = StageOrigin::Op; ///< CacheWrite: the stage computing into the cache
 
   bool isPlaceholder() const { return op->isPlaceholder(); }
   const Iterator& leaf(int pos) const { return iters.at(leaves.at(pos)); }

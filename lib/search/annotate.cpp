@@ -1,0 +1,207 @@
+// Random annotation of sketches (see annotate.h).
+#include <wm/schedule/steps.h>
+#include <wm/search/annotate.h>
+#include <wm/support/error.h>
+
+#include <functional>
+#include <map>
+#include <tuple>
+
+namespace wm::search {
+
+using namespace wm::sched;
+
+namespace {
+
+std::vector<int64_t> divisors(int64_t n) {
+  std::vector<int64_t> d;
+  for (int64_t i = 1; i * i <= n; ++i)
+    if (n % i == 0) {
+      d.push_back(i);
+      if (i != n / i) d.push_back(n / i);
+    }
+  std::sort(d.begin(), d.end());
+  return d;
+}
+
+// Ansor's Parallel rule on a root stage: fuse outer spatial loops (up to a reduction or
+// annotated loop, a degree above 16 x cores, or a loop with stages computed at it) and mark
+// the fused loop parallel.
+bool parallelize(State& s, int i, const HardwareParams& hw) {
+  const auto& st = s.stage(i);
+  int64_t degree = 1;
+  int count = 0;
+  for (int p = 0; p < st.numLeaves(); ++p) {
+    const auto& it = st.leaf(p);
+    if (it.kind != IterKind::Spatial || it.annotation != Annotation::None || it.extent <= 0) break;
+    if (degree > 16 * int64_t(hw.numCores)) break;
+    degree *= it.extent;
+    ++count;
+    bool attachPoint = false;
+    for (int j = 0; j < s.numStages(); ++j)
+      if (s.stage(j).loc == ComputeLoc::At && s.stage(j).attachStage == i && s.stage(j).attachIter == st.leaves[p])
+        attachPoint = true;
+    if (attachPoint) break;
+  }
+  if (count == 0 || degree <= 1) return true;
+  std::vector<int> iters;
+  for (int p = 0; p < count; ++p) iters.push_back(p);
+  if (count > 1 && !applyStep(s, FuseStep{i, iters}).empty()) return false;
+  return applyStep(s, AnnotationStep{i, 0, Annotation::Parallel}).empty();
+}
+
+// Ansor's Vectorization rule: fuse innermost spatial loops while the product stays <= 16 and
+// vectorize the result.
+bool vectorize(State& s, int i) {
+  const auto& st = s.stage(i);
+  int n = st.numLeaves();
+  int64_t lanes = 1;
+  int count = 0;
+  for (int p = n - 1; p >= 0; --p) {
+    const auto& it = st.leaf(p);
+    if (it.kind != IterKind::Spatial || it.annotation != Annotation::None || it.extent <= 0) break;
+    if (lanes * it.extent > 16) break;
+    bool attachPoint = false;
+    for (int j = 0; j < s.numStages(); ++j)
+      if (s.stage(j).loc == ComputeLoc::At && s.stage(j).attachStage == i && s.stage(j).attachIter == st.leaves[p])
+        attachPoint = true;
+    if (attachPoint) break;
+    lanes *= it.extent;
+    ++count;
+  }
+  if (count == 0 || lanes <= 1) return true;
+  std::vector<int> iters;
+  for (int p = n - count; p < n; ++p) iters.push_back(p);
+  if (count > 1 && !applyStep(s, FuseStep{i, iters}).empty()) return false;
+  return applyStep(s, AnnotationStep{i, n - count, Annotation::Vectorize}).empty();
+}
+
+// GPU thread binding of a multi-level tiled stage (SSSRRSRS): level 0 -> blockIdx.x,
+// level 1 -> vthread, level 2 -> threadIdx.x. Other root stages: all spatial loops fused and
+// split over threads.
+bool bindThreads(State& s, int i, const HardwareParams& hw, Rng& rng) {
+  const auto& st = s.stage(i);
+  int nsp = 0;
+  for (int p = 0; p < st.numLeaves(); ++p) nsp += st.leaf(p).kind == IterKind::Spatial;
+  bool tiled = !st.relations.empty() && st.numSpatialRoot > 0 && nsp >= 3 * st.numSpatialRoot;
+  if (tiled) {
+    int k = st.numSpatialRoot;
+    for (int level = 0; level < 3; ++level) {
+      std::vector<int> iters;
+      for (int d = 0; d < k; ++d) iters.push_back(level + d);
+      if (k > 1 && !applyStep(s, FuseStep{i, iters}).empty()) return false;
+    }
+    int64_t vthreads = s.stage(i).leaf(1).extent, threads = s.stage(i).leaf(2).extent;
+    if (vthreads > hw.maxVthread) return false;
+    int64_t space = 1;
+    for (auto& a : s.stage(i).op->axes) space *= a.extent;
+    if (threads < hw.warpSize && space > 2 * hw.warpSize) return false;
+    if (threads > hw.maxThreadsPerBlock) return false;
+    return applyStep(s, AnnotationStep{i, 0, Annotation::BlockX}).empty() &&
+           applyStep(s, AnnotationStep{i, 1, Annotation::VThread}).empty() &&
+           applyStep(s, AnnotationStep{i, 2, Annotation::ThreadX}).empty();
+  }
+  std::vector<int> sp;
+  for (int p = 0; p < st.numLeaves(); ++p)
+    if (st.leaf(p).kind == IterKind::Spatial && p == static_cast<int>(sp.size())) sp.push_back(p);
+  if (sp.empty()) return true;
+  if (sp.size() > 1 && !applyStep(s, FuseStep{i, sp}).empty()) return false;
+  int64_t extent = s.stage(i).leaf(0).extent;
+  static const std::vector<int64_t> choices{32, 64, 128, 256, 512};
+  int64_t t = choices[rng.uniformInt(0, static_cast<int64_t>(choices.size()) - 1)];
+  if (!applyStep(s, SplitStep{i, 0, extent, {t}, true}).empty()) return false;
+  return applyStep(s, AnnotationStep{i, 0, Annotation::BlockX}).empty() &&
+         applyStep(s, AnnotationStep{i, 1, Annotation::ThreadX}).empty();
+}
+
+} // namespace
+
+namespace {
+// Every ordered factorization of n into `parts` factors, the last at most maxLast (Ansor
+// samples FillTileSize uniformly over these; memoized).
+const std::vector<std::vector<int64_t>>& factorizations(int64_t n, int parts, int64_t maxLast) {
+  static std::map<std::tuple<int64_t, int, int64_t>, std::vector<std::vector<int64_t>>> memo;
+  auto key = std::make_tuple(n, parts, maxLast);
+  auto it = memo.find(key);
+  if (it != memo.end()) return it->second;
+  std::vector<std::vector<int64_t>> out;
+  std::vector<int64_t> cur;
+  std::function<void(int64_t, int)> rec = [&](int64_t rest, int left) {
+    if (out.size() > 200000) return; // enough to sample from
+    if (left == 1) {
+      if (rest <= maxLast || parts == 1) {
+        cur.push_back(rest);
+        out.push_back(cur);
+        cur.pop_back();
+      }
+      return;
+    }
+    for (int64_t d : divisors(rest)) {
+      cur.push_back(d);
+      rec(rest / d, left - 1);
+      cur.pop_back();
+    }
+  };
+  rec(n, parts);
+  return memo.emplace(key, std::move(out)).first->second;
+}
+} // namespace
+
+std::vector<int64_t> randomFactorization(int64_t extent, int parts, int64_t maxInnermost, Rng& rng) {
+  WM_CHECK(parts >= 1 && extent >= 1) << "randomFactorization(" << extent << ", " << parts << ")";
+  const auto& all = factorizations(extent, parts, maxInnermost);
+  WM_CHECK(!all.empty()) << "no factorization of " << extent;
+  return all[rng.uniformInt(0, static_cast<int64_t>(all.size()) - 1)];
+}
+
+std::optional<std::vector<Step>> annotate(const SearchTask& task, const Sketch& sketch, Rng& rng) {
+  // 1. Fill tile sizes.
+  std::vector<Step> steps = sketch.steps;
+  for (auto& st : steps) {
+    auto* sp = std::get_if<SplitStep>(&st);
+    if (!sp || std::find(sp->lengths.begin(), sp->lengths.end(), 0) == sp->lengths.end()) continue;
+    if (sp->extent <= 0) return std::nullopt;
+    auto f = randomFactorization(sp->extent, static_cast<int>(sp->lengths.size()) + 1, 64, rng);
+    // innerToOuter: the lengths are the inner parts, the outermost takes the rest.
+    for (size_t k = 0; k < sp->lengths.size(); ++k) sp->lengths[k] = f[k + 1];
+  }
+  auto r = replay(task.dag, steps);
+  if (!r.error.empty()) return std::nullopt;
+  State s = std::move(r.state);
+
+  // 2. Change compute locations of stages that are neither tiled nor need tiling.
+  for (int i = s.numStages() - 1; i >= 0; --i) {
+    const auto& st = s.stage(i);
+    if (st.isPlaceholder() || st.loc != ComputeLoc::Root || s.isOutput(i) || !st.relations.empty()) continue;
+    if (st.origin != StageOrigin::Op || needsMultiLevelTiling(s, i)) continue;
+    std::vector<Step> options{ComputeRootStep{i}};
+    if (!st.op->hasReduction()) options.push_back(ComputeInlineStep{i});
+    auto cons = s.effectiveConsumers(i);
+    if (cons.size() == 1)
+      for (int p = 0; p < s.stage(cons[0]).numLeaves(); ++p) options.push_back(ComputeAtStep{i, cons[0], p});
+    const Step& pick = options[rng.uniformInt(0, static_cast<int64_t>(options.size()) - 1)];
+    if (!std::holds_alternative<ComputeRootStep>(pick) && !applyStep(s, pick).empty()) return std::nullopt;
+  }
+
+  // 3-5. Parallel / thread binding, unroll, vectorize.
+  static const std::vector<int64_t> cpuUnroll{0, 16, 64, 512}, gpuUnroll{0, 16, 64, 512, 1024};
+  const auto& unroll = task.target == TargetKind::Cpu ? cpuUnroll : gpuUnroll;
+  for (int i = 0; i < s.numStages(); ++i) {
+    const auto& st = s.stage(i);
+    if (st.isPlaceholder() || st.loc == ComputeLoc::Inlined) continue;
+    if (task.target == TargetKind::Cpu) {
+      if (st.loc == ComputeLoc::Root && !parallelize(s, i, task.hw)) return std::nullopt;
+    } else if (st.loc == ComputeLoc::Root && !bindThreads(s, i, task.hw, rng)) {
+      return std::nullopt;
+    }
+    if (s.stage(i).op->hasReduction() && s.stage(i).numLeaves() > 0) {
+      int64_t v = unroll[rng.uniformInt(0, static_cast<int64_t>(unroll.size()) - 1)];
+      if (!applyStep(s, PragmaStep{i, 0, "auto_unroll_max_step", v}).empty()) return std::nullopt;
+    }
+    if (task.target == TargetKind::Cpu && !vectorize(s, i)) return std::nullopt;
+  }
+  if (!s.concrete()) return std::nullopt;
+  return s.steps();
+}
+
+} // namespace wm::search

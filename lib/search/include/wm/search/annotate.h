@@ -1,0 +1,25 @@
+// Random annotation of sketches into complete, measurable schedules (Ansor's init population
+// rules), in this order: fill tile sizes (every open split gets a random factorization of its
+// extent, innermost factor <= 64), change compute locations (stages neither tiled nor needing
+// tiling: inline, root or a legal compute-at), parallel (outer spatial loops fused up to
+// 16 x cores), auto-unroll pragma (stages with a reduction), vectorize (innermost spatial
+// loops fused while at most 16 lanes); on GPU, thread binding (blockIdx / vthread / threadIdx
+// with the vthread and warp-size checks) and unroll. A step that does not apply makes the
+// candidate invalid: it is rejected, never measured.
+#pragma once
+
+#include <wm/search/sketch.h>
+#include <wm/support/rng.h>
+
+#include <optional>
+
+namespace wm::search {
+
+/// One random complete schedule from a sketch, or nullopt if the draw was invalid.
+std::optional<std::vector<sched::Step>> annotate(const SearchTask& task, const Sketch& sketch, Rng& rng);
+
+/// Random factorization of `extent` into `parts` factors (outermost first) whose product is
+/// extent, the innermost at most maxInnermost.
+std::vector<int64_t> randomFactorization(int64_t extent, int parts, int64_t maxInnermost, Rng& rng);
+
+} // namespace wm::search

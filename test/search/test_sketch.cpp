@@ -1,0 +1,133 @@
+// Search tests: sketch counts match Ansor's own tests (hardware with 4 cores, as there), and
+// every state the annotator samples from every sketch of every operator lowers and computes
+// the reference result.
+#include "../support/random_schedule.h"
+
+#include <wm/frontend/ops.h>
+#include <wm/frontend/workload.h>
+#include <wm/ir/interpreter.h>
+#include <wm/lower/loop_interpreter.h>
+#include <wm/lower/lower.h>
+#include <wm/schedule/steps.h>
+#include <wm/search/annotate.h>
+#include <wm/search/sketch.h>
+
+#include <catch2/catch.hpp>
+
+using namespace wm;
+using namespace wm::search;
+
+namespace {
+
+HardwareParams ansorCpu() {
+  HardwareParams h;
+  h.numCores = 4;
+  return h;
+}
+
+size_t sketches(const std::string& spec, TargetKind t) {
+  auto w = parseWorkload(spec);
+  SearchTask task(w.dag, t, t == TargetKind::Cpu ? ansorCpu() : HardwareParams::gpuDefault());
+  return generateSketches(task).size();
+}
+
+ir::ComputeDAG conv2dBnRelu() {
+  using namespace wm::ops;
+  auto data = ir::placeholder("data", {1, 16, 14, 14});
+  auto weight = ir::placeholder("weight", {32, 16, 3, 3});
+  auto bias = ir::placeholder("bias", {32});
+  auto scale = ir::placeholder("bn_scale", {32, 1, 1});
+  auto shift = ir::placeholder("bn_shift", {32, 1, 1});
+  auto c = conv(data, weight, ConvParams::uniform(2, 1, 1, 1));
+  auto b = biasAdd(c, bias, 1);
+  auto m = mul(b, scale, "bn_mul");
+  auto a = add(m, shift, "bn_add");
+  return ir::ComputeDAG({relu(a)});
+}
+
+} // namespace
+
+TEST_CASE("sketch counts match Ansor's tests", "[sketch]") {
+  CHECK(sketches("gemm:M=512,N=512,K=512", TargetKind::Cpu) == 3);
+  CHECK(sketches("gemm:M=8,N=8,K=512", TargetKind::Cpu) == 5);
+  CHECK(sketches("gemm:M=512,N=512,K=512", TargetKind::Gpu) == 1);
+  CHECK(sketches("gemm:M=8,N=8,K=1024", TargetKind::Gpu) == 2);
+  CHECK(generateSketches(SearchTask(conv2dBnRelu(), TargetKind::Cpu, ansorCpu())).size() == 3);
+  CHECK(generateSketches(SearchTask(conv2dBnRelu(), TargetKind::Gpu, HardwareParams::gpuDefault())).size() == 1);
+}
+
+TEST_CASE("sketches have Ansor's structure", "[sketch]") {
+  auto w = parseWorkload("gemm:M=512,N=512,K=512");
+  auto sk = generateSketches(SearchTask(w.dag, TargetKind::Cpu, ansorCpu()));
+  REQUIRE(sk.size() == 3);
+  // Plain multi-level tiling: i and j in 4 parts, k in 2, order SSRSRS.
+  std::string plain;
+  for (auto& s : sk)
+    if (s.state.numStages() == 3) plain = s.state.toString();
+  CHECK_THAT(plain, Catch::Contains("for i.0 (0,0)\n  for j.0 (0,0)\n    for i.1 (0,0)\n      for j.1 (0,0)\n"
+                                    "        for k.0 (0,0) reduce\n          for i.2 (0,0)\n            for j.2 (0,0)\n"
+                                    "              for k.1 (0,0) reduce\n                for i.3 (0,0)\n"
+                                    "                  for j.3 (0,0)\n"));
+  // The two cache-write sketches compute C.local at tile level 1 and 2 of C.
+  int withCache = 0;
+  for (auto& s : sk)
+    if (s.state.numStages() == 4) {
+      ++withCache;
+      CHECK(s.state.stage(2).loc == sched::ComputeLoc::At);
+    }
+  CHECK(withCache == 2);
+  // GPU: shared-memory cache reads of both inputs.
+  auto gpu = generateSketches(SearchTask(w.dag, TargetKind::Gpu, HardwareParams::gpuDefault()));
+  REQUIRE(gpu.size() == 1);
+  CHECK_THAT(gpu[0].state.toString(), Catch::Contains("A.shared (shared)"));
+  CHECK_THAT(gpu[0].state.toString(), Catch::Contains("B.shared (shared)"));
+}
+
+TEST_CASE("random factorizations multiply to the extent", "[annotate]") {
+  Rng rng(3);
+  for (int64_t e : {1, 7, 64, 96, 1024, 1000}) {
+    for (int parts = 1; parts <= 4; ++parts) {
+      auto f = randomFactorization(e, parts, 64, rng);
+      int64_t p = 1;
+      for (int64_t x : f) p *= x;
+      CHECK(p == e);
+      CHECK(f.back() <= std::max<int64_t>(64, parts == 1 ? e : 64));
+    }
+  }
+}
+
+TEST_CASE("every sampled state of every operator computes the reference result", "[annotate][property]") {
+  Rng rng(77);
+  int sampled = 0, gpuOps = 0;
+  for (TargetKind target : {TargetKind::Cpu, TargetKind::Gpu}) {
+    for (const auto& spec : testing::smallWorkloads()) {
+      auto w = parseWorkload(spec);
+      SearchTask task(w.dag, target, target == TargetKind::Cpu ? HardwareParams::hostCpu() : HardwareParams::gpuDefault());
+      auto sk = generateSketches(task);
+      REQUIRE(!sk.empty());
+      auto inputs = ir::randomInputs(w.dag, rng.next());
+      auto expect = ir::evaluateOutputs(w.dag, inputs);
+      int valid = 0;
+      for (int k = 0; k < 300 && valid < 12; ++k) {
+        const auto& sketch = sk[rng.uniformInt(0, static_cast<int64_t>(sk.size()) - 1)];
+        auto steps = annotate(task, sketch, rng);
+        if (!steps) continue; // rejected before measurement
+        INFO(spec << (target == TargetKind::Cpu ? " cpu" : " gpu") << "\n" << sched::stepsToJson(*steps));
+        auto r = sched::replay(w.dag, *steps);
+        REQUIRE(r.error.empty());
+        auto f = lower::lower(r.state);
+        auto got = lower::runLowered(f, inputs);
+        for (size_t o = 0; o < got.size(); ++o) REQUIRE(ir::maxRelativeError(got[o], expect[o]) <= 1e-4);
+        ++valid;
+        ++sampled;
+      }
+      INFO(spec << (target == TargetKind::Cpu ? " cpu" : " gpu"));
+      // On CPU every operator yields valid states; on GPU tiny shapes can fail the thread
+      // checks (fewer than a warp of threads) on every draw, and are rejected.
+      if (target == TargetKind::Cpu) CHECK(valid > 0);
+      else gpuOps += valid > 0;
+    }
+  }
+  CHECK(gpuOps >= static_cast<int>(testing::smallWorkloads().size()) * 3 / 4);
+  CHECK(sampled > 500);
+}
