@@ -18,5 +18,6 @@ Command addTasksCommand(CLI::App& app);
 Command addCompileCommand(CLI::App& app);
 Command addMeasureCommand(CLI::App& app);
 Command addWorkerCommand(CLI::App& app);
+Command addTuneCommand(CLI::App& app);
 
 } // namespace wm::cli

@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   add(wm::cli::addWorkloadsCommand);
   add(wm::cli::addTasksCommand);
   add(wm::cli::addCompileCommand);
+  add(wm::cli::addTuneCommand);
   add(wm::cli::addMeasureCommand);
   add(wm::cli::addWorkerCommand);
 

@@ -70,9 +70,15 @@ public:
     for (int fd : {toChild[0], toChild[1], fromChild[0], fromChild[1]}) posix_spawn_file_actions_addclose(&fa, fd);
     std::string arg0 = exe, arg1 = "worker";
     char* argv[] = {arg0.data(), arg1.data(), nullptr};
+    // Its own process group: a Ctrl-C of the tuner must not kill a measurement in flight.
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attr, 0);
     pid_t pid;
-    int rc = posix_spawn(&pid, exe.c_str(), &fa, nullptr, argv, environ);
+    int rc = posix_spawn(&pid, exe.c_str(), &fa, &attr, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&attr);
     close(toChild[0]);
     close(fromChild[1]);
     if (rc != 0) {

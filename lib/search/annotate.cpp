@@ -154,7 +154,7 @@ std::vector<int64_t> randomFactorization(int64_t extent, int parts, int64_t maxI
   return all[rng.uniformInt(0, static_cast<int64_t>(all.size()) - 1)];
 }
 
-std::optional<std::vector<Step>> annotate(const SearchTask& task, const Sketch& sketch, Rng& rng) {
+std::optional<State> annotate(const SearchTask& task, const Sketch& sketch, Rng& rng) {
   // 1. Fill tile sizes.
   std::vector<Step> steps = sketch.steps;
   for (auto& st : steps) {
@@ -201,7 +201,7 @@ std::optional<std::vector<Step>> annotate(const SearchTask& task, const Sketch& 
     if (task.target == TargetKind::Cpu && !vectorize(s, i)) return std::nullopt;
   }
   if (!s.concrete()) return std::nullopt;
-  return s.steps();
+  return s;
 }
 
 } // namespace wm::search

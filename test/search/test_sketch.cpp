@@ -110,10 +110,10 @@ TEST_CASE("every sampled state of every operator computes the reference result",
       int valid = 0;
       for (int k = 0; k < 300 && valid < 12; ++k) {
         const auto& sketch = sk[rng.uniformInt(0, static_cast<int64_t>(sk.size()) - 1)];
-        auto steps = annotate(task, sketch, rng);
-        if (!steps) continue; // rejected before measurement
-        INFO(spec << (target == TargetKind::Cpu ? " cpu" : " gpu") << "\n" << sched::stepsToJson(*steps));
-        auto r = sched::replay(w.dag, *steps);
+        auto state = annotate(task, sketch, rng);
+        if (!state) continue; // rejected before measurement
+        INFO(spec << (target == TargetKind::Cpu ? " cpu" : " gpu") << "\n" << sched::stepsToJson(state->steps()));
+        auto r = sched::replay(w.dag, state->steps());
         REQUIRE(r.error.empty());
         auto f = lower::lower(r.state);
         auto got = lower::runLowered(f, inputs);

@@ -15,8 +15,9 @@
 
 namespace wm::search {
 
-/// One random complete schedule from a sketch, or nullopt if the draw was invalid.
-std::optional<std::vector<sched::Step>> annotate(const SearchTask& task, const Sketch& sketch, Rng& rng);
+/// One random complete schedule from a sketch (its state, whose steps() are the schedule), or
+/// nullopt if the draw was invalid.
+std::optional<sched::State> annotate(const SearchTask& task, const Sketch& sketch, Rng& rng);
 
 /// Random factorization of `extent` into `parts` factors (outermost first) whose product is
 /// extent, the innermost at most maxInnermost.
