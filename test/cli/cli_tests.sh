@@ -104,5 +104,31 @@ expect 0 '"error": "none"' -- measure -w softmax:M=16,N=64 --min-ms 5 --json
 expect 2 "unknown op 'nope'" -- measure -w nope:x=1
 expect 2 "$TMP/none.json: cannot read" -- measure -w gemm:M=8,N=8,K=8 --schedule "$TMP/none.json"
 
+# tune: kill -9 in the middle of a run, then rerun with the same log: exactly the requested
+# number of distinct measured states, none repeated.
+LOG="$TMP/kill.jsonl"
+TUNE=(tune -w gemm:M=32,N=32,K=32 --trials 12 --per-round 4 --population 64 --min-ms 1 --log "$LOG" --seed 3)
+"$WM" "${TUNE[@]}" >"$TMP/tune1.out" 2>&1 &
+tpid=$!
+for _ in $(seq 1 300); do
+  [ -f "$LOG" ] && [ "$(wc -l <"$LOG")" -ge 3 ] && break
+  sleep 0.1
+done
+kill -9 "$tpid" 2>/dev/null
+wait "$tpid" 2>/dev/null
+before=$(wc -l <"$LOG")
+if [ "$before" -ge 3 ] && [ "$before" -lt 12 ]; then ok; else bad "kill -9 came at $before records"; fi
+expect 0 'trials  *errors' -- "${TUNE[@]}"
+if "$py" - "$LOG" <<'PY'; then ok; else bad "resumed log is not 12 distinct records"; fi
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+keys = [json.dumps(r["steps"]) for r in recs]
+assert len(recs) == 12, len(recs)
+assert len(set(keys)) == 12
+PY
+expect 0 'trials' -- "${TUNE[@]}" --json "$TMP/s.json"
+if grep -q '"best_latency_s"' "$TMP/s.json" && grep -q '"trials": 12' "$TMP/s.json"; then ok; else bad "tune --json"; fi
+expect 2 "not a tuning record" -- tune -w gemm:M=8,N=8,K=8 --trials 1 --log "$TMP/trunc.json"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
