@@ -10,6 +10,7 @@
 #include <wm/lower/lower.h>
 #include <wm/schedule/steps.h>
 #include <wm/search/annotate.h>
+#include <wm/search/evolution.h>
 #include <wm/search/sketch.h>
 
 #include <catch2/catch.hpp>
@@ -96,9 +97,9 @@ TEST_CASE("random factorizations multiply to the extent", "[annotate]") {
   }
 }
 
-TEST_CASE("every sampled state of every operator computes the reference result", "[annotate][property]") {
+TEST_CASE("every sampled or mutated state of every operator computes the reference result", "[annotate][property]") {
   Rng rng(77);
-  int sampled = 0, gpuOps = 0;
+  int sampled = 0, gpuOps = 0, mutatedOk = 0;
   for (TargetKind target : {TargetKind::Cpu, TargetKind::Gpu}) {
     for (const auto& spec : testing::smallWorkloads()) {
       auto w = parseWorkload(spec);
@@ -116,10 +117,22 @@ TEST_CASE("every sampled state of every operator computes the reference result",
         auto r = sched::replay(w.dag, state->steps());
         REQUIRE(r.error.empty());
         auto f = lower::lower(r.state);
+        if (testing::loopWork(f.body) > 2e5) continue; // too large to interpret quickly
         auto got = lower::runLowered(f, inputs);
         for (size_t o = 0; o < got.size(); ++o) REQUIRE(ir::maxRelativeError(got[o], expect[o]) <= 1e-4);
         ++valid;
         ++sampled;
+        // Mutations of it, as the evolutionary search makes them.
+        for (int m = 0; m < 3; ++m) {
+          auto mutated = mutate(task, *state, rng);
+          if (!mutated) continue;
+          INFO("mutated: " << sched::stepsToJson(mutated->steps()));
+          auto mf = lower::lower(sched::replay(w.dag, mutated->steps()).state);
+          if (testing::loopWork(mf.body) > 2e5) continue;
+          auto mg = lower::runLowered(mf, inputs);
+          for (size_t o = 0; o < mg.size(); ++o) REQUIRE(ir::maxRelativeError(mg[o], expect[o]) <= 1e-4);
+          ++mutatedOk;
+        }
       }
       INFO(spec << (target == TargetKind::Cpu ? " cpu" : " gpu"));
       // On CPU every operator yields valid states; on GPU tiny shapes can fail the thread
@@ -130,4 +143,5 @@ TEST_CASE("every sampled state of every operator computes the reference result",
   }
   CHECK(gpuOps >= static_cast<int>(testing::smallWorkloads().size()) * 3 / 4);
   CHECK(sampled > 500);
+  CHECK(mutatedOk > 300);
 }
