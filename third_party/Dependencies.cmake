@@ -11,3 +11,11 @@ if(WM_WITH_TORCH)
   # Torch's config prepends its flags to CMAKE_CXX_FLAGS; keep them, they fix the ABI.
   find_package(Torch REQUIRED)
 endif()
+
+# XGBoost (libxgboost-dev). Debian's CMake package config references an executable the
+# package does not ship (/usr/bin/xgboost), so find the library and header directly.
+find_library(WM_XGBOOST_LIBRARY xgboost REQUIRED)
+find_path(WM_XGBOOST_INCLUDE xgboost/c_api.h REQUIRED)
+add_library(wm_xgboost INTERFACE)
+target_link_libraries(wm_xgboost INTERFACE ${WM_XGBOOST_LIBRARY})
+target_include_directories(wm_xgboost SYSTEM INTERFACE ${WM_XGBOOST_INCLUDE})

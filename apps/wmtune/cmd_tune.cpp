@@ -72,7 +72,7 @@ Command addTuneCommand(CLI::App& app) {
       ->check(CLI::PositiveNumber)->capture_default_str();
   sub->add_option("--per-round", o->opts.perRound, "Measurements per round (capped by trials / tasks)")
       ->check(CLI::PositiveNumber)->capture_default_str();
-  sub->add_option("--cost-model", o->costModel, "Cost model")->check(CLI::IsMember({"random"}))->capture_default_str();
+  sub->add_option("--cost-model", o->costModel, "Cost model")->check(CLI::IsMember({"random", "ansor"}))->capture_default_str();
   sub->add_option("--log", o->log, "Tuning log (JSON lines; resumed if it exists)")->capture_default_str();
   sub->add_option("--seed", o->opts.seed, "Seed of every random choice")->capture_default_str();
   sub->add_option("--strategy", o->opts.strategy, "Task scheduler")->check(CLI::IsMember({"gradient", "round-robin"}))->capture_default_str();
@@ -101,7 +101,14 @@ Command addTuneCommand(CLI::App& app) {
     }
     search::TuningLog log(o->log);
     auto measurer = runtime::makeWorkerMeasurer(o->measure);
-    auto model = costmodel::makeRandomModel(o->opts.seed);
+    std::unique_ptr<costmodel::CostModel> model;
+    if (o->costModel == "ansor") {
+      costmodel::AnsorModelOptions ao;
+      ao.seed = o->opts.seed;
+      model = costmodel::makeAnsorModel(ao);
+    } else {
+      model = costmodel::makeRandomModel(o->opts.seed);
+    }
     gStop = false;
     auto old = std::signal(SIGINT, onSigint);
     auto summary = search::tune(tasks, o->opts, *measurer, *model, log, o->costModel, &gStop,

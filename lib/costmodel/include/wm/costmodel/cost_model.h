@@ -31,3 +31,24 @@ public:
 std::unique_ptr<CostModel> makeRandomModel(uint64_t seed);
 
 } // namespace wm::costmodel
+
+namespace wm::costmodel {
+
+struct AnsorModelOptions {
+  int minSamples = 64;    ///< predictions are random until this many measured samples
+  int rounds = 60;        ///< boosting rounds per retraining
+  int maxDepth = 10;
+  double eta = 0.2;
+  double gamma = 0.001;
+  double minChildWeight = 0;
+  uint64_t seed = 0;
+};
+
+/// Ansor's cost model: per-store static features of the lowered loop nest
+/// (ansor_features.h), gradient-boosted trees (XGBoost), trained on per-task normalized
+/// throughput (best cost in the task / cost; failures 0) with a pack-sum objective (a
+/// program's score is the sum of its rows' predictions; squared error weighted by the label);
+/// fully retrained after each update. One model for all tasks.
+std::unique_ptr<CostModel> makeAnsorModel(const AnsorModelOptions& opts = {});
+
+} // namespace wm::costmodel
