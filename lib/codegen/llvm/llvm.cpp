@@ -200,8 +200,12 @@ private:
       a->setAlignment(llvm::Align(64));
       ptr = a;
     } else {
-      auto* allocFn = m_.getOrInsertFunction("wm_alloc", llvm::PointerType::getUnqual(ctx_), b_.getInt64Ty()).getCallee();
-      ptr = b_.CreateCall(llvm::cast<llvm::Function>(allocFn), {b_.getInt64(bytes)}, buf->name);
+      auto* allocFn = llvm::cast<llvm::Function>(
+          m_.getOrInsertFunction("wm_alloc", llvm::PointerType::getUnqual(ctx_), b_.getInt64Ty()).getCallee());
+      // Fresh memory: it aliases nothing else, so its accesses can be kept in registers.
+      allocFn->addRetAttr(llvm::Attribute::NoAlias);
+      allocFn->addRetAttr(llvm::Attribute::getWithAlignment(ctx_, llvm::Align(64)));
+      ptr = b_.CreateCall(allocFn, {b_.getInt64(bytes)}, buf->name);
     }
     env_.bufs[buf.get()] = ptr;
     stmt(n->body);
