@@ -33,7 +33,10 @@ struct CompileOptions {
   std::string mcpu, mattr;
 };
 
-std::vector<sched::Step> readSchedule(const std::string& path) {
+} // namespace
+
+std::vector<sched::Step> readScheduleFile(const std::string& path) {
+  if (path.empty()) return {};
   std::ifstream in(path);
   if (!in) WM_USER_ERROR() << path << ": cannot read the schedule file";
   std::stringstream ss;
@@ -43,8 +46,6 @@ std::vector<sched::Step> readSchedule(const std::string& path) {
   if (!sched::stepsFromJson(ss.str(), &steps, &err)) WM_USER_ERROR() << path << ": " << err;
   return steps;
 }
-
-} // namespace
 
 Command addCompileCommand(CLI::App& app) {
   auto* sub = app.add_subcommand("compile", "Apply a schedule to a workload and lower it");
@@ -66,7 +67,7 @@ Command addCompileCommand(CLI::App& app) {
   return [o]() {
     Workload w = parseWorkload(o->spec);
     std::vector<sched::Step> steps;
-    if (!o->schedule.empty()) steps = readSchedule(o->schedule);
+    steps = readScheduleFile(o->schedule);
     auto r = sched::replay(w.dag, steps);
     if (!r.error.empty())
       WM_USER_ERROR() << o->schedule << ": step " << r.failedStep << " ("

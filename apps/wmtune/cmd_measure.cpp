@@ -30,18 +30,6 @@ struct MeasureCli {
   bool json = false;
 };
 
-std::vector<sched::Step> loadSchedule(const std::string& path) {
-  if (path.empty()) return {};
-  std::ifstream in(path);
-  if (!in) WM_USER_ERROR() << path << ": cannot read the schedule file";
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::vector<sched::Step> steps;
-  std::string err;
-  if (!sched::stepsFromJson(ss.str(), &steps, &err)) WM_USER_ERROR() << path << ": " << err;
-  return steps;
-}
-
 } // namespace
 
 Command addMeasureCommand(CLI::App& app) {
@@ -62,7 +50,7 @@ Command addMeasureCommand(CLI::App& app) {
   sub->add_flag("--json", o->json, "Print the result as JSON");
   return [o]() {
     Workload w = parseWorkload(o->spec);
-    runtime::MeasureInput in{o->spec, loadSchedule(o->schedule), ""};
+    runtime::MeasureInput in{o->spec, readScheduleFile(o->schedule), ""};
     auto r = sched::replay(w.dag, in.steps);
     if (!r.error.empty())
       WM_USER_ERROR() << o->schedule << ": step " << r.failedStep << ": " << r.error;

@@ -2,7 +2,11 @@
 // app and returns the function that runs it after parsing.
 #pragma once
 
+#include <wm/schedule/step_types.h>
+
 #include <functional>
+#include <string>
+#include <vector>
 
 namespace CLI {
 class App;
@@ -12,6 +16,10 @@ namespace wm::cli {
 
 /// Runs the subcommand; returns the process exit code. Throws UserError for bad input.
 using Command = std::function<int()>;
+
+/// Reads a schedule file (a JSON step list); UserError naming the file otherwise. An empty
+/// path is the empty schedule.
+std::vector<sched::Step> readScheduleFile(const std::string& path);
 
 Command addWorkloadsCommand(CLI::App& app);
 Command addTasksCommand(CLI::App& app);
