@@ -44,8 +44,6 @@ std::vector<int> multiLevelTile(Sketch& k, int stage, const std::string& structu
   int nS = static_cast<int>(std::count(structure.begin(), structure.end(), 'S'));
   int nR = static_cast<int>(std::count(structure.begin(), structure.end(), 'R'));
   const auto& st = k.state.stage(stage);
-  int nsp = 0, nred = 0;
-  for (int p = 0; p < st.numLeaves(); ++p) (st.leaf(p).kind == IterKind::Spatial ? nsp : nred)++;
   std::vector<int> spatialSplits;
   // Split from the last loop to the first so earlier positions stay valid.
   std::vector<std::pair<int, bool>> loops; // (position, spatial)
@@ -75,8 +73,6 @@ std::vector<int> multiLevelTile(Sketch& k, int stage, const std::string& structu
   mustPush(k, ReorderStep{stage, order});
   for (size_t q = 0; q < loops.size(); ++q)
     if (loops[q].second) spatialSplits.push_back(splitOf[q]);
-  (void)nsp;
-  (void)nred;
   return spatialSplits;
 }
 
