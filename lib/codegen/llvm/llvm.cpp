@@ -272,26 +272,43 @@ private:
     for (size_t k = 0; k < bufs.size(); ++k)
       b_.CreateStore(bufs[k].second, b_.CreateStructGEP(closureTy, closure, vars.size() + k));
 
+    // body(i, closure) unpacks the closure and calls inner(i, vars..., buffers...), whose buffer
+    // parameters are noalias (distinct buffers never overlap); inner is inlined into body, and
+    // the noalias facts survive as scoped alias metadata, so the loop keeps the same
+    // optimizations (e.g. accumulators in registers) as outside a parallel region.
+    std::vector<llvm::Type*> innerParams{b_.getInt64Ty()};
+    for (size_t k = 0; k < vars.size(); ++k) innerParams.push_back(b_.getInt64Ty());
+    for (size_t k = 0; k < bufs.size(); ++k) innerParams.push_back(ptrTy);
+    auto* innerTy = llvm::FunctionType::get(b_.getVoidTy(), innerParams, false);
+    auto* inner = llvm::Function::Create(innerTy, llvm::Function::InternalLinkage,
+                                         fn_->getName() + "_par_" + n->var.name() + "_inner", m_);
+    inner->addFnAttr(llvm::Attribute::NoUnwind);
+    inner->addFnAttr(llvm::Attribute::AlwaysInline);
+    for (size_t k = 0; k < bufs.size(); ++k) inner->addParamAttr(1 + vars.size() + k, llvm::Attribute::NoAlias);
     auto* bodyTy = llvm::FunctionType::get(b_.getVoidTy(), {b_.getInt64Ty(), ptrTy}, false);
     auto* body = llvm::Function::Create(bodyTy, llvm::Function::InternalLinkage, fn_->getName() + "_par_" + n->var.name(), m_);
     body->addFnAttr(llvm::Attribute::NoUnwind);
-    // Save the emission context, emit the body function, restore.
+    // Save the emission context, emit both functions, restore.
     auto* savedFn = fn_;
     auto* savedAlloca = allocaPoint_;
     auto savedIp = b_.saveIP();
     Env savedEnv = env_;
-    fn_ = body;
-    auto* bentry = llvm::BasicBlock::Create(ctx_, "entry", body);
-    allocaPoint_ = bentry;
-    b_.SetInsertPoint(bentry);
-    env_ = Env();
+    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", body));
+    std::vector<llvm::Value*> innerArgs{body->getArg(0)};
     for (size_t k = 0; k < vars.size(); ++k)
-      env_.vars[vars[k].first] = b_.CreateLoad(b_.getInt64Ty(), b_.CreateStructGEP(closureTy, body->getArg(1), k));
-    for (size_t k = 0; k < bufs.size(); ++k) {
-      auto* p = b_.CreateLoad(ptrTy, b_.CreateStructGEP(closureTy, body->getArg(1), vars.size() + k));
-      env_.bufs[bufs[k].first] = p;
-    }
-    env_.vars[n->var.node()] = body->getArg(0);
+      innerArgs.push_back(b_.CreateLoad(b_.getInt64Ty(), b_.CreateStructGEP(closureTy, body->getArg(1), k)));
+    for (size_t k = 0; k < bufs.size(); ++k)
+      innerArgs.push_back(b_.CreateLoad(ptrTy, b_.CreateStructGEP(closureTy, body->getArg(1), vars.size() + k)));
+    b_.CreateCall(inner, innerArgs);
+    b_.CreateRetVoid();
+    fn_ = inner;
+    auto* ientry = llvm::BasicBlock::Create(ctx_, "entry", inner);
+    allocaPoint_ = ientry;
+    b_.SetInsertPoint(ientry);
+    env_ = Env();
+    for (size_t k = 0; k < vars.size(); ++k) env_.vars[vars[k].first] = inner->getArg(1 + k);
+    for (size_t k = 0; k < bufs.size(); ++k) env_.bufs[bufs[k].first] = inner->getArg(1 + vars.size() + k);
+    env_.vars[n->var.node()] = inner->getArg(0);
     stmt(n->body);
     b_.CreateRetVoid();
     fn_ = savedFn;
