@@ -42,6 +42,7 @@ Command addMeasureCommand(CLI::App& app) {
   sub->add_option("--warmup", o->opts.warmup, "Untimed runs before timing")->capture_default_str();
   sub->add_option("--threads", o->opts.threads, "Kernel threads (0: all cores)")->capture_default_str();
   sub->add_flag("--flush", o->opts.flushCache, "Flush the caches before each timed run");
+  sub->add_option("--slow-run", o->opts.slowRunS, "Seconds after which the first run is the only run")->capture_default_str();
   sub->add_option("--build-timeout", o->opts.buildTimeoutS, "Seconds")->capture_default_str();
   sub->add_option("--run-timeout", o->opts.runTimeoutS, "Seconds")->capture_default_str();
   sub->add_option("--seed", o->opts.seed, "Seed of the random inputs")->capture_default_str();

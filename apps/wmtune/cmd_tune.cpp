@@ -82,6 +82,7 @@ Command addTuneCommand(CLI::App& app) {
   sub->add_option("--eps-greedy", o->opts.evolution.epsGreedy, "Share of random picks per round")->check(CLI::Range(0.0, 1.0))->capture_default_str();
   sub->add_option("--threads", o->measure.threads, "Kernel threads (0: all cores)")->capture_default_str();
   sub->add_option("--min-ms", o->measure.minRepeatMs, "Minimum timed milliseconds per candidate")->capture_default_str();
+  sub->add_option("--slow-run", o->measure.slowRunS, "Seconds after which a candidate's first run is its only run")->capture_default_str();
   sub->add_option("--build-timeout", o->measure.buildTimeoutS, "Seconds")->capture_default_str();
   sub->add_option("--run-timeout", o->measure.runTimeoutS, "Seconds")->capture_default_str();
   sub->add_option("--json", o->json, "Also write the summary as JSON to this file");

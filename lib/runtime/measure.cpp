@@ -192,6 +192,7 @@ private:
                           {"flush", opts_.flushCache},
                           {"threads", opts_.threads},
                           {"tolerance", opts_.tolerance},
+                          {"slow_run_s", opts_.slowRunS},
                           {"seed", opts_.seed},
                           {"mcpu", opts_.mcpu},
                           {"mattr", opts_.mattr},

@@ -46,6 +46,9 @@ struct MeasureOptions {
   double buildTimeoutS = 15;
   double runTimeoutS = 10;
   double tolerance = 1e-3;     ///< max relative error against the reference
+  /// A candidate whose checked first run takes longer than this is timed by that run alone
+  /// (no warm-up or repeats): slow candidates cost one run, not a run timeout.
+  double slowRunS = 0.5;
   uint64_t seed = 0;           ///< random inputs
   std::string mcpu, mattr;     ///< CPU target override
   std::string workerExe;       ///< the wmtune binary; empty: this process's executable
