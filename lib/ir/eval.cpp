@@ -2,18 +2,11 @@
 #include <wm/ir/eval.h>
 #include <wm/ir/tensor.h>
 #include <wm/support/error.h>
+#include <wm/support/int_math.h>
 
 #include <cmath>
 
 namespace wm::ir {
-
-namespace {
-int64_t floorDivI(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-} // namespace
 
 double roundTo(DType t, double v) {
   switch (t) {
@@ -115,7 +108,7 @@ ExprCompiler::Fn ExprCompiler::compileBinary(const BinaryNode* n) {
       return [a, b](const double* s) {
         int64_t y = static_cast<int64_t>(b(s));
         WM_CHECK(y != 0) << "evaluator: integer division by zero";
-        return static_cast<double>(floorDivI(static_cast<int64_t>(a(s)), y));
+        return static_cast<double>(floorDiv(static_cast<int64_t>(a(s)), y));
       };
     return [a, b](const double* s) { return a(s) / b(s); };
   case BinaryOp::Mod:
@@ -123,7 +116,7 @@ ExprCompiler::Fn ExprCompiler::compileBinary(const BinaryNode* n) {
       return [a, b](const double* s) {
         int64_t x = static_cast<int64_t>(a(s)), y = static_cast<int64_t>(b(s));
         WM_CHECK(y != 0) << "evaluator: integer modulo by zero";
-        return static_cast<double>(x - floorDivI(x, y) * y);
+        return static_cast<double>(x - floorDiv(x, y) * y);
       };
     return [a, b](const double* s) {
       double x = a(s), y = b(s);

@@ -8,6 +8,7 @@
 #include <wm/ir/simplify.h>
 #include <wm/ir/visitor.h>
 #include <wm/support/error.h>
+#include <wm/support/int_math.h>
 
 #include <cmath>
 
@@ -15,12 +16,6 @@ namespace wm::ir {
 
 namespace {
 
-int64_t floorDiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-int64_t floorMod(int64_t a, int64_t b) { return a - floorDiv(a, b) * b; }
 
 bool isConstFloat(const Expr& e, double* v) {
   if (auto* f = e.as<FloatImmNode>()) {

@@ -256,13 +256,13 @@ StageRegion attachedRegion(const State& state, int p, const Bounds& b) {
       lo = simplify(lo, b.varBounds);
       hi = simplify(hi, b.varBounds);
       Expr ext = simplify(hi - lo + 1, b.varBounds);
-      int64_t e;
+      // A constant extent, or else the largest one over the enclosing loops.
+      int64_t e = 0;
       IntBound eb;
-      if (isConstInt(ext, &e) || (boundOf(ext, b.varBounds, &eb) && (e = eb.hi, true))) {
-        if (e >= 1 && e < op.shape[d]) {
-          E = e;
-          base = lo;
-        }
+      if (!isConstInt(ext, &e) && boundOf(ext, b.varBounds, &eb)) e = eb.hi;
+      if (e >= 1 && e < op.shape[d]) {
+        E = e;
+        base = lo;
       }
     }
     if (E != op.shape[d]) out.full = false;

@@ -93,6 +93,28 @@ void followTiling(Sketch& k, int producer, int consumer, const std::vector<int>&
 
 const char* structureOf(const SearchTask& t) { return t.target == TargetKind::Cpu ? "SSRSRS" : "SSSRRSRS"; }
 
+// Ansor's test for splitting a reduction (rfactor on CPU, cross-thread on GPU): a tiled stage
+// whose space is small against its reduction and below spaceLimit, or an untiled reduction
+// longer than reduceLimit.
+RuleResult reductionSplitRule(const State& s, int i, int64_t spaceLimit, int64_t reduceLimit) {
+  if (!isCompute(s, i) || isCacheWriteStage(s, i) || !s.stage(i).op->hasReduction()) return RuleResult::Skip;
+  auto [space, red] = spaceAndReduceLength(s, i);
+  if (needsMultiLevelTiling(s, i))
+    return space > red || space > spaceLimit ? RuleResult::Skip : RuleResult::Apply;
+  return red > reduceLimit ? RuleResult::Apply : RuleResult::Skip;
+}
+
+// Fuses the reduction loops of stage i into one; returns its position, or -1.
+int fuseReductionLoops(Sketch& k, int i) {
+  const auto& st = k.state.stage(i);
+  std::vector<int> red;
+  for (int p = 0; p < st.numLeaves(); ++p)
+    if (st.leaf(p).kind == IterKind::Reduce) red.push_back(p);
+  if (red.empty()) return -1;
+  if (red.size() > 1 && !push(k, FuseStep{i, red})) return -1;
+  return red.front();
+}
+
 // ---- rules ----
 
 // Inline element-wise stages that are not outputs. CPU: only strictly inlineable ones (no
@@ -123,24 +145,12 @@ class AddRfactor : public SketchRule {
 public:
   const char* name() const override { return "AddRfactor"; }
   RuleResult meets(const SearchTask& t, const Sketch& k, int i) const override {
-    const auto& s = k.state;
-    if (!isCompute(s, i) || isCacheWriteStage(s, i) || !s.stage(i).op->hasReduction()) return RuleResult::Skip;
-    auto [space, red] = spaceAndReduceLength(s, i);
-    if (needsMultiLevelTiling(s, i)) {
-      if (space > red || space > 16 * int64_t(t.hw.numCores)) return RuleResult::Skip;
-      return RuleResult::Apply;
-    }
-    return red > t.hw.numCores ? RuleResult::Apply : RuleResult::Skip;
+    return reductionSplitRule(k.state, i, 16 * int64_t(t.hw.numCores), t.hw.numCores);
   }
   std::vector<std::pair<Sketch, int>> apply(const SearchTask&, const Sketch& k, int i) const override {
     Sketch base = k;
-    const auto& st = base.state.stage(i);
-    std::vector<int> red;
-    for (int p = 0; p < st.numLeaves(); ++p)
-      if (st.leaf(p).kind == IterKind::Reduce) red.push_back(p);
-    if (red.empty()) return {};
-    if (red.size() > 1 && !push(base, FuseStep{i, red})) return {};
-    int pos = red.front();
+    int pos = fuseReductionLoops(base, i);
+    if (pos < 0) return {};
     int64_t extent = base.state.stage(i).leaf(pos).extent;
     int nsp = base.state.stage(i).numSpatialRoot;
     std::vector<std::pair<Sketch, int>> out;
@@ -224,23 +234,12 @@ class CrossThreadReduction : public SketchRule {
 public:
   const char* name() const override { return "CrossThreadReduction"; }
   RuleResult meets(const SearchTask& t, const Sketch& k, int i) const override {
-    const auto& s = k.state;
-    if (!isCompute(s, i) || isCacheWriteStage(s, i) || !s.stage(i).op->hasReduction()) return RuleResult::Skip;
-    auto [space, red] = spaceAndReduceLength(s, i);
-    if (needsMultiLevelTiling(s, i)) {
-      if (space > red || space > t.hw.maxThreadsPerBlock) return RuleResult::Skip;
-      return RuleResult::Apply;
-    }
-    return red > t.hw.warpSize ? RuleResult::Apply : RuleResult::Skip;
+    return reductionSplitRule(k.state, i, t.hw.maxThreadsPerBlock, t.hw.warpSize);
   }
   std::vector<std::pair<Sketch, int>> apply(const SearchTask& t, const Sketch& k, int i) const override {
     Sketch n = k;
-    const auto& st = n.state.stage(i);
-    std::vector<int> red;
-    for (int p = 0; p < st.numLeaves(); ++p)
-      if (st.leaf(p).kind == IterKind::Reduce) red.push_back(p);
-    if (red.size() > 1 && !push(n, FuseStep{i, red})) return {};
-    int pos = red.front();
+    int pos = fuseReductionLoops(n, i);
+    if (pos < 0) return {};
     int64_t extent = n.state.stage(i).leaf(pos).extent;
     if (!push(n, SplitStep{i, pos, extent, {t.hw.warpSize}, true})) return {};
     if (!push(n, AnnotationStep{i, pos + 1, Annotation::ThreadX})) return {};

@@ -1,0 +1,16 @@
+// Floor division and modulo of integers (the remainder takes the divisor's sign), the
+// semantics of the IR's integer / and %.
+#pragma once
+
+#include <cstdint>
+
+namespace wm {
+
+inline int64_t floorDiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+inline int64_t floorMod(int64_t a, int64_t b) { return a - floorDiv(a, b) * b; }
+
+} // namespace wm
