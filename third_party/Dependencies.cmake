@@ -19,3 +19,10 @@ find_path(WM_XGBOOST_INCLUDE xgboost/c_api.h REQUIRED)
 add_library(wm_xgboost INTERFACE)
 target_link_libraries(wm_xgboost INTERFACE ${WM_XGBOOST_LIBRARY})
 target_include_directories(wm_xgboost SYSTEM INTERFACE ${WM_XGBOOST_INCLUDE})
+
+# ONNX (libonnx-dev) and the protobuf runtime it is built on. The node tests of the ONNX project
+# (libonnx-testdata) are the frontend's conformance suite when installed.
+find_package(Protobuf REQUIRED)
+find_package(ONNX REQUIRED)
+find_path(WM_ONNX_NODE_TESTS NAMES test_relu/model.onnx
+          PATHS /usr/share/libonnx-testdata/data/node NO_DEFAULT_PATH)

@@ -5,6 +5,7 @@
 #include "commands.h"
 
 #include <wm/costmodel/cost_model.h>
+#include <wm/frontend/model.h>
 #include <wm/frontend/workload.h>
 #include <wm/runtime/measure.h>
 #include <wm/search/tuner.h>
@@ -15,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include <csignal>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -30,6 +32,7 @@ void onSigint(int) { gStop = true; }
 
 struct TuneCli {
   std::vector<std::string> specs;
+  std::string model;
   std::string target = "llvm";
   std::string costModel = "random";
   std::string log = "tune.jsonl";
@@ -66,7 +69,8 @@ void printSummary(const search::TuneSummary& s) {
 Command addTuneCommand(CLI::App& app) {
   auto* sub = app.add_subcommand("tune", "Auto-schedule workloads on this CPU, logging every measurement");
   auto o = std::make_shared<TuneCli>();
-  sub->add_option("-w,--workload", o->specs, "Workload spec op:key=value,... (repeatable)")->required();
+  sub->add_option("model", o->model, "ONNX model: tune its fused tasks");
+  sub->add_option("-w,--workload", o->specs, "Workload spec op:key=value,... (repeatable)");
   sub->add_option("--target", o->target, "Target")->check(CLI::IsMember({"llvm"}))->capture_default_str();
   sub->add_option("--trials", o->opts.trials, "Total measurements (the log's records of these tasks count)")
       ->check(CLI::PositiveNumber)->capture_default_str();
@@ -89,6 +93,18 @@ Command addTuneCommand(CLI::App& app) {
   return [o]() {
     std::vector<search::TuneTask> tasks;
     std::map<std::string, size_t> seen;
+    if (o->model.empty() && o->specs.empty()) WM_USER_ERROR() << "tune: give an ONNX model or at least one -w workload";
+    if (!o->model.empty()) {
+      std::string path = std::filesystem::absolute(o->model).string();
+      auto prog = frontend::buildProgram(frontend::loadOnnx(o->model));
+      auto plan = frontend::planModel(prog);
+      for (auto& mt : plan.tasks) {
+        search::SearchTask t(mt.dag, search::TargetKind::Cpu, search::HardwareParams::hostCpu());
+        t.weight = mt.weight;
+        seen[t.key] = tasks.size();
+        tasks.push_back({frontend::onnxTaskSpec(path, mt.key), std::move(t)});
+      }
+    }
     for (auto& spec : o->specs) {
       Workload w = parseWorkload(spec);
       search::SearchTask t(w.dag, search::TargetKind::Cpu, search::HardwareParams::hostCpu());

@@ -27,5 +27,6 @@ Command addCompileCommand(CLI::App& app);
 Command addMeasureCommand(CLI::App& app);
 Command addWorkerCommand(CLI::App& app);
 Command addTuneCommand(CLI::App& app);
+Command addRunCommand(CLI::App& app);
 
 } // namespace wm::cli

@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   add(wm::cli::addTasksCommand);
   add(wm::cli::addCompileCommand);
   add(wm::cli::addTuneCommand);
+  add(wm::cli::addRunCommand);
   add(wm::cli::addMeasureCommand);
   add(wm::cli::addWorkerCommand);
 

@@ -2,6 +2,7 @@
 // the task's reference, times it, and answers on the protocol pipe. One task's inputs and
 // reference result are computed once and kept while the worker lives.
 #include <wm/codegen/llvm.h>
+#include <wm/frontend/model.h>
 #include <wm/frontend/workload.h>
 #include <wm/lower/lower.h>
 #include <wm/runtime/buffer.h>
@@ -86,7 +87,13 @@ public:
     lower::LoweredFunc f;
     std::unique_ptr<codegen::JitKernel> kernel;
     try {
-      w = parseWorkload(req.value("workload", ""));
+      std::string spec = req.value("workload", "");
+      if (spec.rfind("onnx:", 0) == 0) { // a task of an ONNX model
+        w.spec = w.canonical = spec;
+        w.dag = frontend::onnxTaskDag(spec);
+      } else {
+        w = parseWorkload(spec);
+      }
       std::string err;
       if (!sched::stepsFromJson(req["steps"].dump(), &steps, &err)) throw UserError(err);
       auto r = sched::replay(w.dag, steps);

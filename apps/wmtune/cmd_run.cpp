@@ -1,0 +1,222 @@
+// `wmtune run model.onnx [--log FILE] [--input ...] [--output ...] [--check] [--bench]`: runs
+// a whole model with wmtune's kernels (the best record of each task in the log, else the
+// default schedule), optionally checked against and timed beside the libtorch reference
+// executor.
+#include "commands.h"
+
+#include <wm/frontend/model.h>
+#include <wm/runtime/graph_executor.h>
+#include <wm/runtime/npy.h>
+#include <wm/search/tuning_log.h>
+#include <wm/support/error.h>
+#include <wm/support/rng.h>
+#ifdef WM_HAVE_TORCH_REFERENCE
+#include <wm/runtime/torch_reference.h>
+#endif
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <thread>
+
+namespace wm::cli {
+
+namespace {
+
+struct RunCli {
+  std::string model, log;
+  std::vector<std::string> inputs, outputs;
+  bool check = false, bench = false;
+  int threads = 0, repeat = 20;
+  double tolerance = 1e-3, minSeconds = 1.0;
+  uint64_t seed = 0;
+};
+
+/// Best (lowest median) valid record per task key.
+std::map<std::string, std::vector<sched::Step>> bestSchedules(const std::string& path) {
+  if (!std::filesystem::exists(path)) WM_USER_ERROR() << "--log " << path << ": no such file";
+  search::TuningLog log(path);
+  std::map<std::string, std::pair<double, std::vector<sched::Step>>> best;
+  for (auto& r : log.records()) {
+    if (!r.ok()) continue;
+    auto it = best.find(r.task);
+    if (it == best.end() || r.median() < it->second.first) best[r.task] = {r.median(), r.steps};
+  }
+  std::map<std::string, std::vector<sched::Step>> out;
+  for (auto& [k, v] : best) out[k] = v.second;
+  return out;
+}
+
+std::vector<ir::NDArray> readInputs(const RunCli& o, const frontend::Program& p) {
+  std::vector<std::optional<ir::NDArray>> in(p.inputs.size());
+  size_t positional = 0;
+  Rng rng(o.seed);
+  auto indexOf = [&](const std::string& name) -> size_t {
+    for (size_t i = 0; i < p.inputs.size(); ++i)
+      if (p.values[p.inputs[i]].name == name) return i;
+    WM_USER_ERROR() << "--input " << name << "=...: the model has no input '" << name << "'";
+  };
+  for (auto& spec : o.inputs) {
+    size_t eq = spec.find('=');
+    size_t i;
+    std::string file = spec;
+    if (eq != std::string::npos && spec.size() > 4 && spec.substr(spec.size() - 4) == ".npy" &&
+        !std::filesystem::exists(spec)) {
+      i = indexOf(spec.substr(0, eq));
+      file = spec.substr(eq + 1);
+    } else {
+      if (positional >= p.inputs.size()) WM_USER_ERROR() << "--input " << spec << ": the model has only " << p.inputs.size() << " inputs";
+      i = positional++;
+    }
+    if (file == "random") continue;
+    ir::NDArray a = runtime::readNpy(file);
+    const auto& v = p.values[p.inputs[i]];
+    if (a.shape() != v.shape)
+      WM_USER_ERROR() << "--input " << file << ": shape does not match input '" << v.name << "'";
+    if (a.dtype() != v.dtype)
+      WM_USER_ERROR() << "--input " << file << ": element type " << ir::dtypeName(a.dtype()) << ", input '" << v.name
+                      << "' is " << ir::dtypeName(v.dtype);
+    in[i] = std::move(a);
+  }
+  std::vector<ir::NDArray> out;
+  for (size_t i = 0; i < in.size(); ++i) {
+    const auto& v = p.values[p.inputs[i]];
+    out.push_back(in[i] ? *in[i] : ir::NDArray::random(v.dtype, v.shape, rng, ir::isFloat(v.dtype) ? -1.0 : 0.0, ir::isFloat(v.dtype) ? 1.0 : 2.0));
+  }
+  return out;
+}
+
+void writeOutputs(const RunCli& o, const frontend::Program& p, const std::vector<ir::NDArray>& outs) {
+  size_t positional = 0;
+  for (auto& spec : o.outputs) {
+    size_t eq = spec.find('=');
+    size_t i = 0;
+    std::string file = spec;
+    bool named = false;
+    if (eq != std::string::npos) {
+      std::string name = spec.substr(0, eq);
+      for (size_t k = 0; k < p.outputs.size(); ++k)
+        if (p.values[p.outputs[k]].name == name) { i = k; named = true; }
+      if (named) file = spec.substr(eq + 1);
+    }
+    if (!named) {
+      if (positional >= p.outputs.size()) WM_USER_ERROR() << "--output " << spec << ": the model has only " << p.outputs.size() << " outputs";
+      i = positional++;
+    }
+    runtime::writeNpy(file, outs[i]);
+  }
+}
+
+template <typename F> double medianSeconds(F&& f, int repeat, double minSeconds) {
+  f(); // warm-up
+  std::vector<double> t;
+  double total = 0;
+  while (static_cast<int>(t.size()) < repeat || (total < minSeconds && t.size() < 1000)) {
+    auto s = std::chrono::steady_clock::now();
+    f();
+    double d = std::chrono::duration<double>(std::chrono::steady_clock::now() - s).count();
+    t.push_back(d);
+    total += d;
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+std::string ms(double s) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(3) << s * 1e3;
+  return os.str();
+}
+
+} // namespace
+
+Command addRunCommand(CLI::App& app) {
+  auto* sub = app.add_subcommand("run", "Run an ONNX model with wmtune's kernels; check or time it against libtorch");
+  auto o = std::make_shared<RunCli>();
+  sub->add_option("model", o->model, "ONNX model")->required();
+  sub->add_option("--log", o->log, "Tuning log: each task runs its best record (default schedules otherwise)");
+  sub->add_option("--input", o->inputs, "Per graph input, in order: FILE.npy or 'random'; or NAME=FILE.npy (repeatable)");
+  sub->add_option("--output", o->outputs, "Per graph output, in order: FILE.npy; or NAME=FILE.npy (repeatable)");
+  sub->add_flag("--check", o->check, "Compare the outputs with the libtorch reference executor (float64)");
+  sub->add_flag("--bench", o->bench, "Time the model and the libtorch reference executor (float32), same threads");
+  sub->add_option("--threads", o->threads, "Threads for wmtune's kernels and libtorch (0: all cores)")->capture_default_str();
+  sub->add_option("--repeat", o->repeat, "Timed runs at least (--bench)")->check(CLI::PositiveNumber)->capture_default_str();
+  sub->add_option("--min-seconds", o->minSeconds, "Timed seconds at least (--bench)")->capture_default_str();
+  sub->add_option("--tolerance", o->tolerance, "Largest relative error --check accepts: |a-b| / max(1, |b|)")->capture_default_str();
+  sub->add_option("--seed", o->seed, "Seed of random inputs")->capture_default_str();
+  return [o]() {
+    auto graph = frontend::loadOnnx(o->model);
+    auto prog = frontend::buildProgram(graph);
+    auto plan = frontend::planModel(prog);
+    std::map<std::string, std::vector<sched::Step>> schedules;
+    if (!o->log.empty()) schedules = bestSchedules(o->log);
+    int threads = o->threads > 0 ? o->threads : static_cast<int>(std::thread::hardware_concurrency());
+    auto inputs = readInputs(*o, prog);
+    runtime::ExecutorOptions eo;
+    eo.threads = threads;
+    runtime::GraphExecutor exec(prog, plan, schedules, eo);
+    const auto& st = exec.stats();
+    std::cout << "model " << o->model << ": " << plan.groups.size() << " fused subgraphs, " << plan.tasks.size()
+              << " tasks (" << st.tunedKernels << " tuned from the log, " << st.kernels - st.tunedKernels
+              << " default schedules), compiled in " << std::fixed << std::setprecision(2) << st.compileSeconds
+              << " s; intermediate buffers " << st.bufferBytes / 1024 << " KiB planned (" << st.unplannedBytes / 1024
+              << " KiB unplanned)\n";
+    auto outs = exec.run(inputs);
+    for (size_t i = 0; i < outs.size(); ++i) {
+      const auto& v = prog.values[prog.outputs[i]];
+      double sum = 0;
+      for (double x : outs[i].values()) sum += x;
+      std::cout << "output " << v.name << " " << ir::dtypeName(v.dtype) << "[";
+      for (size_t d = 0; d < v.shape.size(); ++d) std::cout << (d ? "," : "") << v.shape[d];
+      std::cout << "] sum " << std::setprecision(6) << sum << "\n";
+    }
+    writeOutputs(*o, prog, outs);
+    int rc = 0;
+    if (o->check || o->bench) {
+#ifdef WM_HAVE_TORCH_REFERENCE
+      if (o->check) {
+        runtime::TorchReference ref(graph, /*useDouble=*/true, threads);
+        auto want = ref.run(inputs);
+        for (size_t i = 0; i < outs.size(); ++i) {
+          double maxAbs = 0, maxRel = 0;
+          const auto &a = outs[i].values(), &b = want[i].values();
+          if (a.size() != b.size()) WM_CHECK(false) << "output " << i << ": reference has another size";
+          for (size_t k = 0; k < a.size(); ++k) {
+            double d = std::abs(a[k] - b[k]);
+            if (std::isnan(a[k]) != std::isnan(b[k])) d = INFINITY;
+            if (std::isnan(d)) d = 0; // both NaN
+            maxAbs = std::max(maxAbs, d);
+            maxRel = std::max(maxRel, d / std::max(1.0, std::abs(b[k])));
+          }
+          bool ok = maxRel <= o->tolerance;
+          std::cout << "check " << prog.values[prog.outputs[i]].name << ": max abs error " << std::scientific
+                    << std::setprecision(3) << maxAbs << ", max relative error " << maxRel << " -> "
+                    << (ok ? "ok" : "FAILED") << " (tolerance " << o->tolerance << ")" << std::fixed << "\n";
+          if (!ok) rc = 1;
+        }
+      }
+      if (o->bench) {
+        double ours = medianSeconds([&] { exec.runKernels(); }, o->repeat, o->minSeconds);
+        runtime::TorchReference ref(graph, /*useDouble=*/false, threads);
+        ref.run(inputs);
+        double theirs = medianSeconds([&] { ref.rerun(); }, o->repeat, o->minSeconds);
+        std::cout << "bench (" << threads << " threads, median): wmtune " << ms(ours) << " ms, libtorch reference "
+                  << ms(theirs) << " ms, ratio " << std::setprecision(2) << theirs / ours << "x\n";
+      }
+#else
+      WM_USER_ERROR() << "--check/--bench need the libtorch reference executor (build with WM_WITH_TORCH=ON)";
+#endif
+    }
+    return rc;
+  };
+}
+
+} // namespace wm::cli

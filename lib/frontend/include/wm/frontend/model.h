@@ -1,0 +1,85 @@
+// From a loaded ONNX graph to what wmtune tunes and runs:
+//   buildProgram: constant folding (initializers, Constant, Shape/Gather/Concat chains and any
+//     node whose inputs are all constant), static shape propagation through the converters,
+//     batch norm folded into a preceding conv, views (reshape, flatten, squeeze, identity ...)
+//     turned into aliases of their input's bytes;
+//   planModel: fusion into single-output groups (anchors take element-wise consumers,
+//     reductions and injective ops take element-wise/injective producers), one ComputeDAG per
+//     group, identical groups deduplicated into one task with a weight.
+#pragma once
+
+#include <wm/frontend/graph.h>
+#include <wm/ir/compute_dag.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace wm::frontend {
+
+struct PValue {
+  std::string name;
+  ir::DType dtype = ir::DType::F32;
+  ir::Shape shape;
+  std::optional<ir::NDArray> constant;
+  int producer = -1; ///< index into Program::nodes
+  int aliasOf = -1;  ///< a view: the value whose bytes it shares (never itself an alias)
+  bool isInput = false, isOutput = false;
+  int64_t numElements() const;
+};
+
+struct PNode {
+  Node node;            ///< the ONNX node (op, attributes)
+  int outputIndex = 0;  ///< which of the node's outputs this computes
+  std::vector<int> inputs; ///< value ids; -1 for a missing optional input
+  int output = -1;
+};
+
+struct Program {
+  std::string path;
+  int opset = 0;
+  std::vector<PValue> values;
+  std::vector<PNode> nodes; ///< topological order, one output each
+  std::vector<int> inputs, outputs;
+  int numOnnxNodes = 0, numFolded = 0, numViews = 0, numBatchNormsFolded = 0;
+
+  /// The value whose bytes v lives in (itself unless v is a view).
+  int root(int v) const { return values[v].aliasOf >= 0 ? values[v].aliasOf : v; }
+};
+
+Program buildProgram(const Graph& g);
+
+struct FusedGroup {
+  std::vector<int> nodes; ///< node indices, topological order; the last computes the output
+  int output = -1;
+  /// Value ids in the order of the group DAG's placeholders (the kernel's inputs).
+  std::vector<int> inputs;
+  int task = -1;
+  std::string ops; ///< "Conv+Add+Relu"
+};
+
+struct ModelTask {
+  std::string key;
+  ir::ComputeDAG dag;
+  int weight = 0;          ///< groups that are this task
+  std::vector<int> groups;
+  std::string ops;
+};
+
+struct ModelPlan {
+  std::vector<FusedGroup> groups; ///< execution order
+  std::vector<ModelTask> tasks;   ///< first-appearance order
+};
+
+ModelPlan planModel(const Program& p);
+
+/// The DAG of one group; *inputs receives the value id of each placeholder, in DAG order.
+ir::ComputeDAG groupDag(const Program& p, const std::vector<int>& nodes, std::vector<int>* inputs);
+
+/// The task DAG named by a workload spec "onnx:<model path>#<task key>" (used by measurement
+/// workers; models are loaded once per process).
+ir::ComputeDAG onnxTaskDag(const std::string& spec);
+/// "onnx:<path>#<key>".
+std::string onnxTaskSpec(const std::string& path, const std::string& key);
+
+} // namespace wm::frontend

@@ -1,0 +1,301 @@
+// buildProgram: ONNX graph -> Program (constants folded, shapes static, views as aliases,
+// batch norm folded into convs).
+#include "convert.h"
+
+#include <wm/frontend/model.h>
+#include <wm/ir/printer.h>
+#include <wm/support/error.h>
+
+#include <cmath>
+#include <map>
+#include <unordered_map>
+
+namespace wm::frontend {
+
+using namespace wm::ir;
+
+int64_t PValue::numElements() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+namespace {
+
+/// Nodes whose inputs are all constant are folded when the result is at most this large.
+constexpr int64_t kMaxFoldElements = int64_t(1) << 24;
+
+NDArray constantFromAttr(const Node& n, int opset) {
+  auto fail = [&](const std::string& m) -> void {
+    WM_USER_ERROR() << "node '" << n.name << "' (Constant, opset " << opset << "): " << m;
+  };
+  if (n.attrs.size() != 1) fail("needs exactly one value attribute");
+  const auto& [name, a] = *n.attrs.begin();
+  if (name == "value") {
+    if (a.kind != Attribute::Kind::Tensor) fail("'value' must be a tensor");
+    return *a.tensor;
+  }
+  if (name == "value_float" || name == "value_int") {
+    NDArray r(name == "value_float" ? DType::F32 : DType::I64, {});
+    r.set(0, name == "value_float" ? a.f : static_cast<double>(a.i));
+    return r;
+  }
+  if (name == "value_floats" || name == "value_ints") {
+    bool f = name == "value_floats";
+    size_t k = f ? a.floats.size() : a.ints.size();
+    NDArray r(f ? DType::F32 : DType::I64, {static_cast<int64_t>(k)});
+    for (size_t i = 0; i < k; ++i) r.set(static_cast<int64_t>(i), f ? a.floats[i] : static_cast<double>(a.ints[i]));
+    return r;
+  }
+  fail("attribute '" + name + "' is not supported");
+  return {};
+}
+
+std::string shapeText(const Shape& s) { return typeString(DType::F32, s).substr(3); }
+
+class Builder {
+public:
+  explicit Builder(const Graph& g) : g_(g) {
+    p_.path = g.path;
+    p_.opset = g.opset;
+    p_.numOnnxNodes = static_cast<int>(g.nodes.size());
+  }
+
+  Program build() {
+    for (auto& [name, arr] : g_.initializers) {
+      PValue v;
+      v.name = name;
+      v.dtype = arr.dtype();
+      v.shape = arr.shape();
+      v.constant = arr;
+      add(std::move(v));
+    }
+    for (auto& name : g_.inputs) {
+      auto it = g_.values.find(name);
+      if (it == g_.values.end() || !it->second.typeKnown || !it->second.shapeKnown)
+        WM_USER_ERROR() << g_.path << ": graph input '" << name << "' has no tensor type and shape";
+      for (int64_t d : it->second.shape)
+        if (d <= 0)
+          WM_USER_ERROR() << g_.path << ": graph input '" << name << "' has a symbolic or empty dimension ("
+                          << "wmtune compiles static shapes; export the model with fixed input sizes)";
+      PValue v;
+      v.name = name;
+      v.dtype = it->second.dtype;
+      v.shape = it->second.shape;
+      v.isInput = true;
+      p_.inputs.push_back(add(std::move(v)));
+    }
+    for (auto& n : g_.nodes) node(n);
+    for (auto& name : g_.outputs) {
+      int v = id(name, "graph output");
+      p_.values[v].isOutput = true;
+      p_.outputs.push_back(v);
+    }
+    foldBatchNorms();
+    return std::move(p_);
+  }
+
+private:
+  int add(PValue v) {
+    int i = static_cast<int>(p_.values.size());
+    ids_[v.name] = i;
+    p_.values.push_back(std::move(v));
+    return i;
+  }
+  int id(const std::string& name, const char* what) const {
+    auto it = ids_.find(name);
+    if (it == ids_.end()) WM_USER_ERROR() << g_.path << ": " << what << " '" << name << "' is undefined";
+    return it->second;
+  }
+
+  void node(const Node& n) {
+    auto fail = [&](const std::string& m) {
+      WM_USER_ERROR() << g_.path << ": node '" << n.name << "' (" << n.op << ", opset " << g_.opset << "): " << m;
+    };
+    if (n.op == "Constant" && (n.domain.empty() || n.domain == "ai.onnx")) {
+      PValue v;
+      v.name = n.outputs.at(0);
+      NDArray a = constantFromAttr(n, g_.opset);
+      v.dtype = a.dtype();
+      v.shape = a.shape();
+      v.constant = std::move(a);
+      add(std::move(v));
+      ++p_.numFolded;
+      return;
+    }
+    if (n.op == "Shape" && (n.domain.empty() || n.domain == "ai.onnx")) {
+      if (n.inputs.empty()) fail("needs an input");
+      const PValue& x = p_.values[id(n.inputs[0], "input")];
+      int64_t r = static_cast<int64_t>(x.shape.size());
+      int64_t start = 0, end = r;
+      for (auto& [k, a] : n.attrs) {
+        if (k != "start" && k != "end") fail("attribute '" + k + "' is not supported");
+        int64_t val = a.i < 0 ? a.i + r : a.i;
+        (k == "start" ? start : end) = std::clamp<int64_t>(val, 0, r);
+      }
+      PValue v;
+      v.name = n.outputs.at(0);
+      v.dtype = DType::I64;
+      NDArray a(DType::I64, {std::max<int64_t>(0, end - start)});
+      for (int64_t i = start; i < end; ++i) a.set(i - start, static_cast<double>(x.shape[i]));
+      v.shape = a.shape();
+      v.constant = std::move(a);
+      add(std::move(v));
+      ++p_.numFolded;
+      return;
+    }
+    std::vector<ConvertInput> ins;
+    std::vector<int> inIds;
+    std::unordered_map<const OperationNode*, int> byPlaceholder;
+    bool allConstant = true;
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      ConvertInput ci;
+      if (n.inputs[i].empty()) {
+        ins.push_back(ci);
+        inIds.push_back(-1);
+        continue;
+      }
+      int vid = id(n.inputs[i], "input");
+      const PValue& v = p_.values[vid];
+      ci.present = true;
+      ci.dtype = v.dtype;
+      ci.shape = v.shape;
+      ci.tensor = placeholder("in" + std::to_string(i), v.shape, v.dtype);
+      byPlaceholder[ci.tensor->get()] = vid;
+      if (v.constant) ci.constant = &*v.constant;
+      else allConstant = false;
+      ins.push_back(std::move(ci));
+      inIds.push_back(vid);
+    }
+    ConvertContext ctx(n, g_.opset, std::move(ins));
+    std::vector<Tensor> outs = convertNode(ctx);
+    const OpDef* def = findOpDef(n.op);
+    WM_CHECK(outs.size() >= 1 && outs.size() <= n.outputs.size()) << n.name << ": converter output count";
+    for (size_t o = 0; o < outs.size(); ++o) {
+      if (n.outputs[o].empty()) continue;
+      checkAgainstOnnx(n, n.outputs[o], *outs[o]);
+      PValue v;
+      v.name = n.outputs[o];
+      v.dtype = outs[o]->dtype;
+      v.shape = outs[o]->shape;
+      if (allConstant && v.numElements() <= kMaxFoldElements) {
+        ComputeDAG dag({outs[o]});
+        std::vector<NDArray> args;
+        for (auto& ph : dag.placeholders()) args.push_back(*p_.values[byPlaceholder.at(ph.get())].constant);
+        v.constant = evaluateOutputs(dag, args).at(0);
+        add(std::move(v));
+        ++p_.numFolded;
+        continue;
+      }
+      if (def->cls == OpClass::View) {
+        int src = inIds.at(0);
+        v.aliasOf = p_.root(src);
+        add(std::move(v));
+        ++p_.numViews;
+        continue;
+      }
+      PNode pn;
+      pn.node = n;
+      pn.outputIndex = static_cast<int>(o);
+      pn.inputs = inIds;
+      int vid = add(std::move(v));
+      pn.output = vid;
+      p_.values[vid].producer = static_cast<int>(p_.nodes.size());
+      p_.nodes.push_back(std::move(pn));
+    }
+  }
+
+  // Our shapes come from the converters; where ONNX's shape inference knows a static shape too,
+  // the two must agree (a disagreement is a bug in a converter).
+  void checkAgainstOnnx(const Node& n, const std::string& out, const OperationNode& t) {
+    auto it = g_.values.find(out);
+    if (it == g_.values.end() || !it->second.shapeKnown) return;
+    const Shape& s = it->second.shape;
+    for (int64_t d : s)
+      if (d < 0) return;
+    WM_CHECK(s == t.shape) << g_.path << ": node '" << n.name << "' (" << n.op << "): output '" << out
+                           << "' has shape " << shapeText(t.shape) << ", ONNX infers " << shapeText(s);
+    if (it->second.typeKnown)
+      WM_CHECK(it->second.dtype == t.dtype) << g_.path << ": node '" << n.name << "' (" << n.op
+                                            << "): output type " << dtypeName(t.dtype) << ", ONNX infers "
+                                            << dtypeName(it->second.dtype);
+  }
+
+  // Conv -> BatchNormalization with constant parameters and no other reader of the conv:
+  // scale the conv's weights and bias instead.
+  void foldBatchNorms() {
+    std::vector<int> uses(p_.values.size(), 0);
+    for (auto& pn : p_.nodes)
+      for (int v : pn.inputs)
+        if (v >= 0) ++uses[p_.root(v)];
+    for (auto& v : p_.values)
+      if (v.aliasOf >= 0) uses[v.aliasOf] += 2; // read through a view: keep it
+    std::vector<bool> dead(p_.nodes.size(), false);
+    for (size_t b = 0; b < p_.nodes.size(); ++b) {
+      PNode& bn = p_.nodes[b];
+      if (bn.node.op != "BatchNormalization" || bn.inputs.size() < 5) continue;
+      int x = bn.inputs[0];
+      if (p_.values[x].aliasOf >= 0 || p_.values[x].producer < 0 || uses[x] != 1 || p_.values[x].isOutput) continue;
+      PNode& conv = p_.nodes[p_.values[x].producer];
+      if (conv.node.op != "Conv" || !p_.values[conv.inputs[1]].constant) continue;
+      if (conv.inputs.size() > 2 && conv.inputs[2] >= 0 && !p_.values[conv.inputs[2]].constant) continue;
+      bool params = true;
+      for (int i = 1; i <= 4; ++i) params &= bn.inputs[i] >= 0 && p_.values[bn.inputs[i]].constant.has_value();
+      if (!params) continue;
+      double eps = 1e-5;
+      if (bn.node.attrs.count("epsilon")) eps = bn.node.attrs.at("epsilon").f;
+      const NDArray& w = *p_.values[conv.inputs[1]].constant;
+      int64_t K = w.shape()[0], per = w.size() / K;
+      const auto& gam = p_.values[bn.inputs[1]].constant->values();
+      const auto& bet = p_.values[bn.inputs[2]].constant->values();
+      const auto& mean = p_.values[bn.inputs[3]].constant->values();
+      const auto& var = p_.values[bn.inputs[4]].constant->values();
+      NDArray nw(w.dtype(), w.shape()), nb(w.dtype(), {K});
+      bool hasBias = conv.inputs.size() > 2 && conv.inputs[2] >= 0;
+      for (int64_t k = 0; k < K; ++k) {
+        double s = gam[k] / std::sqrt(var[k] + eps);
+        for (int64_t j = 0; j < per; ++j) nw.set(k * per + j, w.values()[k * per + j] * s);
+        double b0 = hasBias ? p_.values[conv.inputs[2]].constant->values()[k] : 0.0;
+        nb.set(k, (b0 - mean[k]) * s + bet[k]);
+      }
+      PValue wv, bv;
+      wv.name = p_.values[conv.inputs[1]].name + ".bn_folded";
+      wv.dtype = nw.dtype();
+      wv.shape = nw.shape();
+      wv.constant = std::move(nw);
+      bv.name = bn.node.name + ".bias_folded";
+      bv.dtype = nb.dtype();
+      bv.shape = nb.shape();
+      bv.constant = std::move(nb);
+      int wid = add(std::move(wv)), bid = add(std::move(bv));
+      uses.resize(p_.values.size(), 0);
+      conv.inputs.resize(3);
+      conv.inputs[1] = wid;
+      conv.inputs[2] = bid;
+      conv.output = bn.output;
+      p_.values[bn.output].producer = p_.values[x].producer;
+      p_.values[x].producer = -1;
+      dead[b] = true;
+      ++p_.numBatchNormsFolded;
+    }
+    if (!p_.numBatchNormsFolded) return;
+    // The conv now writes the batch norm's value; it stays where it is (its inputs come before
+    // it, and the value's readers come after the batch norm).
+    std::vector<PNode> kept;
+    for (size_t i = 0; i < p_.nodes.size(); ++i)
+      if (!dead[i]) kept.push_back(std::move(p_.nodes[i]));
+    p_.nodes = std::move(kept);
+    for (auto& v : p_.values) v.producer = -1;
+    for (size_t i = 0; i < p_.nodes.size(); ++i) p_.values[p_.nodes[i].output].producer = static_cast<int>(i);
+  }
+
+  const Graph& g_;
+  Program p_;
+  std::map<std::string, int> ids_;
+};
+
+} // namespace
+
+Program buildProgram(const Graph& g) { return Builder(g).build(); }
+
+} // namespace wm::frontend

@@ -1,0 +1,204 @@
+#include <wm/runtime/graph_executor.h>
+
+#include <wm/codegen/llvm.h>
+#include <wm/lower/lower.h>
+#include <wm/runtime/buffer.h>
+#include <wm/runtime/parallel.h>
+#include <wm/schedule/default_schedule.h>
+#include <wm/schedule/steps.h>
+#include <wm/support/error.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cstring>
+#include <limits>
+#include <thread>
+
+namespace wm::runtime {
+
+using frontend::PValue;
+
+namespace {
+
+int64_t bytesOf(const PValue& v) { return v.numElements() * elementBytes(v.dtype); }
+
+void storeInto(void* dst, const ir::NDArray& a) {
+  int64_t n = a.size();
+  const double* src = a.data();
+  switch (a.dtype()) {
+  case ir::DType::F32: for (int64_t i = 0; i < n; ++i) static_cast<float*>(dst)[i] = static_cast<float>(src[i]); break;
+  case ir::DType::I32: for (int64_t i = 0; i < n; ++i) static_cast<int32_t*>(dst)[i] = static_cast<int32_t>(src[i]); break;
+  case ir::DType::I64: for (int64_t i = 0; i < n; ++i) static_cast<int64_t*>(dst)[i] = static_cast<int64_t>(src[i]); break;
+  case ir::DType::Bool: for (int64_t i = 0; i < n; ++i) static_cast<uint8_t*>(dst)[i] = src[i] != 0; break;
+  default: WM_CHECK(false) << "unsupported buffer type " << ir::dtypeName(a.dtype());
+  }
+}
+
+ir::NDArray loadFrom(const void* src, ir::DType t, const ir::Shape& shape) {
+  ir::NDArray a(t, shape);
+  int64_t n = a.size();
+  double* dst = a.data();
+  switch (t) {
+  case ir::DType::F32: for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<const float*>(src)[i]; break;
+  case ir::DType::I32: for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<const int32_t*>(src)[i]; break;
+  case ir::DType::I64: for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<double>(static_cast<const int64_t*>(src)[i]); break;
+  case ir::DType::Bool: for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<const uint8_t*>(src)[i]; break;
+  default: WM_CHECK(false) << "unsupported buffer type " << ir::dtypeName(t);
+  }
+  return a;
+}
+
+/// Raw 64-byte aligned storage.
+HostBuffer rawBuffer(int64_t bytes) { return HostBuffer(ir::DType::I32, {std::max<int64_t>(1, (bytes + 3) / 4)}); }
+
+} // namespace
+
+struct GraphExecutor::Impl {
+  const frontend::Program& p;
+  const frontend::ModelPlan& plan;
+  std::vector<std::unique_ptr<codegen::JitKernel>> kernels; // per task
+  std::vector<HostBuffer> storage;
+  std::vector<void*> ptr; // per value: where its bytes live (nullptr: not materialized)
+  std::vector<std::vector<void*>> args; // per group
+  ExecutorStats stats;
+  int threads = 0;
+
+  Impl(const frontend::Program& prog, const frontend::ModelPlan& pl) : p(prog), plan(pl) {}
+
+  void compile(const std::map<std::string, std::vector<sched::Step>>& schedules, const ExecutorOptions& o) {
+    auto t0 = std::chrono::steady_clock::now();
+    auto target = codegen::CpuTarget::host(o.mcpu, o.mattr);
+    for (auto& task : plan.tasks) {
+      sched::ReplayResult r;
+      auto it = schedules.find(task.key);
+      bool tuned = false;
+      if (it != schedules.end()) {
+        r = sched::replay(task.dag, it->second);
+        if (r.error.empty()) tuned = true;
+        else spdlog::warn("task {}: the logged schedule does not replay (step {}: {}); using the default", task.key, r.failedStep, r.error);
+      }
+      if (!tuned) {
+        r = sched::replay(task.dag, sched::defaultSchedule(task.dag));
+        WM_CHECK(r.error.empty()) << "default schedule of task " << task.key << ": " << r.error;
+      }
+      lower::LoweredFunc f = lower::lower(r.state);
+      WM_CHECK(f.outputs.size() == 1) << "task " << task.key << " has " << f.outputs.size() << " outputs";
+      const ir::Buffer& out = f.outputs[0];
+      WM_CHECK(out->allocElements() == task.dag.outputs()[0]->numElements())
+          << "task " << task.key << ": the schedule pads its output buffer";
+      kernels.push_back(codegen::JitKernel::compile(f, target));
+      stats.tunedKernels += tuned;
+    }
+    stats.kernels = static_cast<int>(kernels.size());
+    stats.compileSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+
+  void planBuffers() {
+    size_t nv = p.values.size();
+    ptr.assign(nv, nullptr);
+    constexpr int kForever = std::numeric_limits<int>::max();
+    std::vector<int> lastUse(nv, -1);
+    int ng = static_cast<int>(plan.groups.size());
+    for (int g = 0; g < ng; ++g)
+      for (int v : plan.groups[g].inputs) lastUse[p.root(v)] = std::max(lastUse[p.root(v)], g);
+    for (int v : p.outputs) lastUse[p.root(v)] = kForever;
+    // constants and inputs: their own buffers
+    for (size_t v = 0; v < nv; ++v) {
+      const PValue& pv = p.values[v];
+      if (pv.aliasOf >= 0) continue;
+      if (pv.constant && lastUse[v] >= 0) {
+        storage.push_back(rawBuffer(bytesOf(pv)));
+        storeInto(storage.back().data(), *pv.constant);
+        ptr[v] = storage.back().data();
+      } else if (pv.isInput) {
+        storage.push_back(rawBuffer(bytesOf(pv)));
+        ptr[v] = storage.back().data();
+      }
+    }
+    // group outputs: slots reused after their last reader
+    struct Slot { size_t storage; int64_t bytes; int busyUntil; };
+    std::vector<Slot> slots;
+    for (int g = 0; g < ng; ++g) {
+      int v = plan.groups[g].output;
+      const PValue& pv = p.values[v];
+      int64_t need = bytesOf(pv);
+      stats.unplannedBytes += need;
+      int best = -1;
+      for (size_t s = 0; s < slots.size(); ++s)
+        if (slots[s].busyUntil < g && slots[s].bytes >= need &&
+            (best < 0 || slots[s].bytes < slots[best].bytes))
+          best = static_cast<int>(s);
+      if (best < 0) {
+        // grow the largest free slot rather than adding one, when one is free
+        storage.push_back(rawBuffer(need));
+        slots.push_back({storage.size() - 1, need, -1});
+        stats.bufferBytes += need;
+        best = static_cast<int>(slots.size() - 1);
+      }
+      slots[best].busyUntil = lastUse[v] < 0 ? g : lastUse[v];
+      ptr[v] = storage[slots[best].storage].data();
+    }
+    for (size_t v = 0; v < nv; ++v)
+      if (p.values[v].aliasOf >= 0) ptr[v] = ptr[p.values[v].aliasOf];
+    args.clear();
+    for (auto& g : plan.groups) {
+      std::vector<void*> a;
+      for (int v : g.inputs) {
+        WM_CHECK(ptr[p.root(v)]) << "value " << p.values[v].name << " has no buffer";
+        a.push_back(ptr[p.root(v)]);
+      }
+      a.push_back(ptr[g.output]);
+      args.push_back(std::move(a));
+    }
+  }
+};
+
+GraphExecutor::GraphExecutor(const frontend::Program& program, const frontend::ModelPlan& plan,
+                             const std::map<std::string, std::vector<sched::Step>>& schedules,
+                             const ExecutorOptions& opts)
+    : impl_(std::make_unique<Impl>(program, plan)) {
+  impl_->threads = opts.threads > 0 ? opts.threads : static_cast<int>(std::thread::hardware_concurrency());
+  setNumThreads(impl_->threads);
+  impl_->compile(schedules, opts);
+  impl_->planBuffers();
+}
+
+GraphExecutor::~GraphExecutor() = default;
+
+const ExecutorStats& GraphExecutor::stats() const { return impl_->stats; }
+
+void GraphExecutor::runKernels() {
+  setNumThreads(impl_->threads);
+  for (size_t g = 0; g < impl_->plan.groups.size(); ++g)
+    impl_->kernels[impl_->plan.groups[g].task]->call(impl_->args[g].data());
+}
+
+std::vector<ir::NDArray> GraphExecutor::run(const std::vector<ir::NDArray>& inputs) {
+  const auto& p = impl_->p;
+  if (inputs.size() != p.inputs.size())
+    WM_USER_ERROR() << p.path << ": the model has " << p.inputs.size() << " inputs, got " << inputs.size();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const PValue& v = p.values[p.inputs[i]];
+    if (inputs[i].shape() != v.shape || inputs[i].dtype() != v.dtype)
+      WM_USER_ERROR() << p.path << ": input '" << v.name << "' needs " << ir::dtypeName(v.dtype) << " "
+                      << ir::Shape(v.shape).size() << "-d shape matching the model";
+    storeInto(impl_->ptr[p.inputs[i]], inputs[i]);
+  }
+  runKernels();
+  std::vector<ir::NDArray> outs;
+  for (int v : p.outputs) {
+    const PValue& pv = p.values[v];
+    int r = p.root(v);
+    if (p.values[r].constant) {
+      ir::NDArray a = *p.values[r].constant;
+      ir::NDArray o(pv.dtype, pv.shape);
+      o.values() = a.values();
+      outs.push_back(std::move(o));
+    } else {
+      outs.push_back(loadFrom(impl_->ptr[r], pv.dtype, pv.shape));
+    }
+  }
+  return outs;
+}
+
+} // namespace wm::runtime

@@ -1,0 +1,51 @@
+// Whole-model execution: every fused group of a model runs its task's compiled kernel (the
+// best schedule a tuning log holds for the task, or the default schedule), in order, on
+// planned buffers: constants are loaded once, views share their source's bytes, and an
+// intermediate buffer is reused once its last reader has run.
+#pragma once
+
+#include <wm/frontend/model.h>
+#include <wm/schedule/step_types.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace wm::runtime {
+
+struct ExecutorOptions {
+  int threads = 0;         ///< kernel threads; 0: all hardware threads
+  std::string mcpu, mattr; ///< CPU target override
+};
+
+struct ExecutorStats {
+  int kernels = 0;        ///< distinct compiled kernels (one per task)
+  int tunedKernels = 0;   ///< of which from a tuning log
+  int64_t bufferBytes = 0;    ///< planned intermediate memory
+  int64_t unplannedBytes = 0; ///< what one buffer per value would take
+  double compileSeconds = 0;
+};
+
+class GraphExecutor {
+public:
+  /// `schedules`: task key -> steps (tasks without an entry get the default schedule).
+  GraphExecutor(const frontend::Program& program, const frontend::ModelPlan& plan,
+                const std::map<std::string, std::vector<sched::Step>>& schedules,
+                const ExecutorOptions& opts = {});
+  ~GraphExecutor();
+  GraphExecutor(const GraphExecutor&) = delete;
+  GraphExecutor& operator=(const GraphExecutor&) = delete;
+
+  /// Inputs in program.inputs order (shapes and types checked); outputs in program.outputs order.
+  std::vector<ir::NDArray> run(const std::vector<ir::NDArray>& inputs);
+  /// Runs on the inputs of the last run() again, without copying in or out (for timing).
+  void runKernels();
+  const ExecutorStats& stats() const;
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace wm::runtime

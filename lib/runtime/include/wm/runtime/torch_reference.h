@@ -1,0 +1,29 @@
+// The libtorch reference executor: runs every node of an ONNX graph (as loaded, before
+// folding and fusion) with libtorch's own operators. It is the independent oracle of
+// `wmtune run --check` and the baseline of `wmtune run --bench`. libtorch stays inside
+// torch_reference.cpp; this header does not include it.
+#pragma once
+
+#include <wm/frontend/graph.h>
+
+#include <memory>
+#include <vector>
+
+namespace wm::runtime {
+
+class TorchReference {
+public:
+  /// double: compute in float64 (checking); otherwise float32 (benchmarking).
+  TorchReference(const frontend::Graph& graph, bool useDouble, int threads);
+  ~TorchReference();
+  /// Inputs in graph.inputs order; outputs in graph.outputs order.
+  std::vector<ir::NDArray> run(const std::vector<ir::NDArray>& inputs);
+  /// Runs again on the inputs of the last run(), outputs discarded (for timing).
+  void rerun();
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace wm::runtime

@@ -1,0 +1,16 @@
+// The default schedule of a task that has no tuned record: what `wmtune run` uses without a
+// log. Cheap and always legal: strictly inlineable element-wise stages are inlined, and each
+// remaining root stage runs its outer spatial loops (fused) in parallel.
+#pragma once
+
+#include <wm/schedule/step_types.h>
+
+namespace wm::ir {
+class ComputeDAG;
+}
+
+namespace wm::sched {
+
+std::vector<Step> defaultSchedule(const ir::ComputeDAG& dag);
+
+} // namespace wm::sched
