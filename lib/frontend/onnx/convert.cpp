@@ -40,6 +40,7 @@ ConvertContext::ConvertContext(const Node& n, int o, std::vector<ConvertInput> i
 
 const Tensor& ConvertContext::x(size_t i) const {
   if (!has(i)) fail("input " + std::to_string(i) + " is required");
+  if (!in[i].tensor) fail("input " + std::to_string(i) + " is empty; empty tensors are not supported");
   return *in[i].tensor;
 }
 
@@ -435,8 +436,6 @@ Outs convertBatchNorm(ConvertContext& c) {
 Outs convertLayerNorm(ConvertContext& c) {
   const Tensor& x = c.x(0);
   requireFloat(c, x, "X");
-  for (size_t i = 1; i < c.node.outputs.size(); ++i)
-    if (c.wantsOutput(i)) c.fail("the Mean / InvStdDev outputs are not supported");
   size_t axis = static_cast<size_t>(normAxis(c, c.attrInt("axis", -1), x->ndim()));
   double eps = c.attrFloat("epsilon", 1e-5);
   Shape outer(x->shape.begin(), x->shape.begin() + static_cast<long>(axis));
@@ -461,7 +460,7 @@ Outs convertLayerNorm(ConvertContext& c) {
     Expr d = read(x, full(ax, r)) - read(sum, all(ax)) / static_cast<double>(n);
     return d * d;
   });
-  return {compute(c.name(), "layer_norm", x->shape, [&](const std::vector<Var>& ax) {
+  Outs outs{compute(c.name(), "layer_norm", x->shape, [&](const std::vector<Var>& ax) {
     std::vector<Var> tail(ax.begin() + static_cast<long>(axis), ax.end());
     std::vector<Expr> o = outerOf(ax);
     Expr v = (read(x, all(ax)) - read(sum, o) / static_cast<double>(n)) *
@@ -470,6 +469,18 @@ Outs convertLayerNorm(ConvertContext& c) {
     if (bias) v = v + read(*bias, broadcastIndex(*bias, inner, tail));
     return v;
   })};
+  // Mean and InvStdDev: the outer shape with the normalized dimensions kept as 1
+  Shape kept = outer;
+  kept.resize(x->ndim(), 1);
+  if (c.wantsOutput(1) || c.wantsOutput(2)) {
+    outs.push_back(compute(c.name("mean"), "layer_norm_mean", kept, [&](auto& ax) {
+      return read(sum, outerOf(ax)) / static_cast<double>(n);
+    }));
+    outs.push_back(compute(c.name("inv_std_dev"), "layer_norm_inv_std", kept, [&](auto& ax) {
+      return ir::rsqrt(read(sq, outerOf(ax)) / static_cast<double>(n) + eps);
+    }));
+  }
+  return outs;
 }
 
 Tensor softmaxLastAxes(const ConvertContext& c, const Tensor& x, size_t axis) {
@@ -788,10 +799,12 @@ Outs convertPad(ConvertContext& c) {
   auto pads = c.constInts(1, "pads");
   if (pads.size() != 2 * r) c.fail("'pads' needs " + std::to_string(2 * r) + " values");
   double value = 0;
+  std::optional<Tensor> valueTensor; // a constant_value computed at run time
   if (c.has(2)) {
-    const NDArray& v = c.constant(2, "constant_value");
-    if (v.size() != 1) c.fail("constant_value must be a scalar");
-    value = v.values()[0];
+    if (c.x(2)->numElements() != 1) c.fail("constant_value must be a scalar");
+    if (c.x(2)->dtype != x->dtype) c.fail("constant_value must have the input's type");
+    if (c.isConstant(2)) value = c.constant(2, "constant_value").values()[0];
+    else valueTensor = c.x(2);
   }
   Shape out = x->shape;
   for (size_t d = 0; d < r; ++d) {
@@ -818,7 +831,9 @@ Outs convertPad(ConvertContext& c) {
       idx.push_back(j);
     }
     Expr v = read(x, idx);
-    return cond.defined() ? select(cond, v, constLike(v, value)) : v;
+    if (!cond.defined()) return v;
+    Expr fill = valueTensor ? read(*valueTensor, std::vector<Expr>((*valueTensor)->ndim(), intImm(0))) : constLike(v, value);
+    return select(cond, v, fill);
   })};
 }
 
@@ -943,12 +958,14 @@ Outs convertUnsqueeze(ConvertContext& c) {
 Outs convertIdentity(ConvertContext& c) { return {reshapeTensor(c.x(0), c.x(0)->shape, c.name())}; }
 
 Outs convertDropout(ConvertContext& c) {
-  if (c.wantsOutput(1)) c.fail("the mask output is not supported (inference only)");
   if (c.has(2)) {
     const NDArray& t = c.constant(2, "training_mode");
     if (t.size() != 1 || t.values()[0] != 0) c.fail("training_mode=true is not supported (inference only)");
   }
-  return {reshapeTensor(c.x(0), c.x(0)->shape, c.name())};
+  Outs outs{reshapeTensor(c.x(0), c.x(0)->shape, c.name())};
+  if (c.wantsOutput(1)) // inference: nothing is dropped
+    outs.push_back(compute(c.name("mask"), "constant", c.x(0)->shape, [](auto&) { return boolImm(true); }));
+  return outs;
 }
 
 Outs convertConstantOfShape(ConvertContext& c) {

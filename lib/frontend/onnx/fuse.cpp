@@ -18,6 +18,7 @@
 #include <map>
 #include <mutex>
 #include <numeric>
+#include <set>
 #include <unordered_map>
 
 namespace wm::frontend {
@@ -61,13 +62,19 @@ public:
   }
 
   std::vector<std::vector<int>> run() {
-    // 1. element-wise consumers, in topological order
+    // 1. element-wise consumers (chains and diamonds), in topological order
     for (size_t i = 0; i < p_.nodes.size(); ++i) {
       int g = find(static_cast<int>(i));
       if (g != static_cast<int>(i)) continue;
       while (true) {
         int c = soleReader(g);
-        if (c < 0 || find(c) != c || cls_[c] != OpClass::Elementwise) break;
+        if (c < 0) { // element-wise readers that join again in one node (gelu's diamond)
+          std::vector<int> d = diamond(g);
+          if (d.empty()) break;
+          for (int m : d) merge(m, g);
+          continue;
+        }
+        if (find(c) != c || cls_[c] != OpClass::Elementwise) break;
         if (members_[g].size() + members_[c].size() > kMaxGroupNodes) break;
         merge(c, g);
       }
@@ -129,6 +136,56 @@ private:
     int n = 0;
     for (int in : p_.nodes[r].inputs) n += in == out;
     return n == 1 ? r : -1;
+  }
+  /// Readers of `v` (a node output), or empty when the buffer must stay (graph output, view).
+  std::vector<int> readersOf(int v) const {
+    if (p_.values[v].isOutput || blocked_[v]) return {};
+    return readers_[v];
+  }
+  /// Element-wise nodes that read group g's output (several readers) and join again in one
+  /// node; empty when there is no such closed diamond of at most kMaxDiamond nodes.
+  std::vector<int> diamond(int g) {
+    constexpr size_t kMaxDiamond = 12;
+    int out = p_.nodes[sink(g)].output;
+    auto first = readersOf(out);
+    if (first.size() < 2) return {};
+    std::set<int> c(first.begin(), first.end());
+    while (c.size() <= kMaxDiamond) {
+      for (int m : c)
+        if (find(m) != m || cls_[m] != OpClass::Elementwise || members_[m].size() != 1) return {};
+      // exits: members whose output is read outside the set (or must stay a buffer)
+      std::vector<int> exits;
+      for (int m : c) {
+        int v = p_.nodes[m].output;
+        bool leaves = p_.values[v].isOutput || blocked_[v] || readers_[v].empty();
+        for (int r : readers_[v]) leaves |= !c.count(r);
+        if (leaves) exits.push_back(m);
+      }
+      if (exits.size() == 1 && exits[0] == *c.rbegin()) break;
+      if (exits.empty()) return {};
+      int e = *std::min_element(exits.begin(), exits.end());
+      auto rs = readersOf(p_.nodes[e].output);
+      if (rs.empty()) return {};
+      c.insert(rs.begin(), rs.end());
+    }
+    if (c.size() > kMaxDiamond) return {};
+    // no member may read a value computed from g's output outside the diamond (a cycle)
+    std::set<int> reach{sink(g)};
+    int last = *c.rbegin();
+    for (int n = sink(g) + 1; n <= last; ++n)
+      for (int in : p_.nodes[n].inputs)
+        if (in >= 0) {
+          int pr = p_.values[p_.root(in)].producer;
+          if (pr >= 0 && reach.count(pr)) { reach.insert(n); break; }
+        }
+    for (int m : c)
+      for (int in : p_.nodes[m].inputs) {
+        if (in < 0) continue;
+        int pr = p_.values[p_.root(in)].producer;
+        if (pr >= 0 && reach.count(pr) && !c.count(pr) && find(pr) != g) return {};
+      }
+    if (members_[g].size() + c.size() > kMaxGroupNodes) return {};
+    return std::vector<int>(c.begin(), c.end());
   }
   int masterRank(int g) const {
     int r = 0;
@@ -202,8 +259,9 @@ ComputeDAG groupDag(const Program& p, const std::vector<int>& nodes, std::vector
         ci.present = true;
         ci.dtype = v.dtype;
         ci.shape = v.shape;
+        bool empty = v.numElements() == 0;
         auto it = tensorOf.find(vid);
-        ci.tensor = it != tensorOf.end() ? it->second : external(vid);
+        if (!empty) ci.tensor = it != tensorOf.end() ? it->second : external(vid);
         if (v.constant) ci.constant = &*v.constant;
       }
       ins.push_back(std::move(ci));

@@ -7,8 +7,10 @@
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -160,18 +162,45 @@ Graph graphOf(onnx::ModelProto& model, const std::string& name) {
   if (!model.has_graph()) WM_USER_ERROR() << name << ": the model has no graph";
   const auto& gp = model.graph();
 
-  // Our own SSA/topological check first: it names the node and the value.
+  // Our own SSA/topological check first: it names the node and the value, and tells a cycle
+  // from a missing initializer.
+  std::map<std::string, int> producer;
+  for (int i = 0; i < gp.node_size(); ++i)
+    for (const auto& out : gp.node(i).output())
+      if (!out.empty()) producer.emplace(out, i);
+  auto nodeLabel = [&](int i) {
+    const auto& n = gp.node(i);
+    return "'" + (n.name().empty() ? n.op_type() + "_" + std::to_string(i) : n.name()) + "' (" + n.op_type() + ")";
+  };
   std::set<std::string> defined;
   for (const auto& init : gp.initializer()) defined.insert(init.name());
   for (const auto& in : gp.input()) defined.insert(in.name());
   for (int i = 0; i < gp.node_size(); ++i) {
     const auto& n = gp.node(i);
     std::string nodeName = n.name().empty() ? n.op_type() + "_" + std::to_string(i) : n.name();
-    for (const auto& in : n.input())
-      if (!in.empty() && !defined.count(in))
-        WM_USER_ERROR() << name << ": node '" << nodeName << "' (" << n.op_type() << ") reads '"
-                        << in << "', which no graph input, initializer or earlier node defines "
-                        << "(a missing initializer, or a cycle / unsorted graph)";
+    for (const auto& in : n.input()) {
+      if (in.empty() || defined.count(in)) continue;
+      auto p = producer.find(in);
+      if (p == producer.end())
+        WM_USER_ERROR() << name << ": node '" << nodeName << "' (" << n.op_type() << ") reads '" << in
+                        << "', which no graph input, initializer or node defines (a missing initializer?)";
+      // defined later: follow producers back from that node; reaching node i again is a cycle
+      std::vector<int> path{p->second};
+      std::set<int> seen{p->second};
+      bool cycle = false;
+      for (size_t k = 0; k < path.size() && !cycle; ++k)
+        for (const auto& pin : gp.node(path[k]).input()) {
+          auto q = producer.find(pin);
+          if (q == producer.end()) continue;
+          if (q->second == i) { cycle = true; break; }
+          if (seen.insert(q->second).second) path.push_back(q->second);
+        }
+      if (cycle)
+        WM_USER_ERROR() << name << ": the graph has a cycle: node '" << nodeName << "' (" << n.op_type()
+                        << ") reads '" << in << "' from node " << nodeLabel(p->second) << ", which depends on it";
+      WM_USER_ERROR() << name << ": nodes are not topologically sorted: node '" << nodeName << "' (" << n.op_type()
+                      << ") reads '" << in << "' before node " << nodeLabel(p->second) << " writes it";
+    }
     for (const auto& out : n.output()) {
       if (out.empty()) continue;
       if (!defined.insert(out).second)
@@ -249,6 +278,21 @@ Graph loadOnnx(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return loadOnnxFromBytes(ss.str(), path);
+}
+
+void bindInputAsConstant(Graph& g, const std::string& name, ir::NDArray value) {
+  auto it = std::find(g.inputs.begin(), g.inputs.end(), name);
+  if (it == g.inputs.end()) WM_USER_ERROR() << g.path << ": '" << name << "' is not a graph input";
+  auto v = g.values.find(name);
+  if (v != g.values.end() && v->second.typeKnown && v->second.dtype != value.dtype())
+    WM_USER_ERROR() << g.path << ": input '" << name << "' is " << ir::dtypeName(v->second.dtype) << ", the data "
+                    << ir::dtypeName(value.dtype());
+  g.inputs.erase(it);
+  if (v != g.values.end()) {
+    v->second.shape = value.shape();
+    v->second.shapeKnown = true;
+  }
+  g.initializers[name] = std::move(value);
 }
 
 ir::NDArray loadTensorProto(const std::string& path, std::string* name) {

@@ -157,11 +157,17 @@ private:
       }
       int vid = id(n.inputs[i], "input");
       const PValue& v = p_.values[vid];
+      bool empty = false;
+      for (int64_t d : v.shape) empty |= d <= 0;
+      // an empty constant (no axes, no pads) is data for the converter, never a tensor
+      if (empty && !v.constant) fail("input '" + n.inputs[i] + "' is empty; empty tensors are not supported");
       ci.present = true;
       ci.dtype = v.dtype;
       ci.shape = v.shape;
-      ci.tensor = placeholder("in" + std::to_string(i), v.shape, v.dtype);
-      byPlaceholder[ci.tensor->get()] = vid;
+      if (!empty) {
+        ci.tensor = placeholder("in" + std::to_string(i), v.shape, v.dtype);
+        byPlaceholder[ci.tensor->get()] = vid;
+      }
       if (v.constant) ci.constant = &*v.constant;
       else allConstant = false;
       ins.push_back(std::move(ci));
@@ -187,7 +193,7 @@ private:
         ++p_.numFolded;
         continue;
       }
-      if (def->cls == OpClass::View) {
+      if (def->cls == OpClass::View && o == 0) {
         int src = inIds.at(0);
         v.aliasOf = p_.root(src);
         add(std::move(v));

@@ -53,14 +53,21 @@ struct Graph {
   std::vector<std::string> outputs;
 };
 
-/// Opsets the loader accepts for the default domain.
-constexpr int kMinOpset = 11, kMaxOpset = 17;
+/// Opsets the loader accepts for the default domain. Ops are converted with their semantics in
+/// opsets 11-17; a model of an older opset loads when its nodes use the same forms (an op's
+/// older form, such as Clip's min/max attributes, is refused by its attribute check).
+constexpr int kMinOpset = 1, kMaxOpset = 17;
 
 /// Reads, checks and shape-infers an ONNX model. UserError naming the file (and the node, where
 /// there is one) for anything malformed or unsupported in the file format itself.
 Graph loadOnnx(const std::string& path);
 /// The same from bytes in memory (`name` stands for the file in messages).
 Graph loadOnnxFromBytes(const std::string& bytes, const std::string& name);
+
+/// Makes graph input `name` a constant with the given data (the shape specializations of a
+/// static compiler: shape, axes and pads given as inputs). UserError if it is no graph input or
+/// the data does not match its declared type.
+void bindInputAsConstant(Graph& g, const std::string& name, ir::NDArray value);
 
 /// Reads one serialized ONNX TensorProto (the node tests' input_*.pb / output_*.pb files).
 ir::NDArray loadTensorProto(const std::string& path, std::string* name = nullptr);
