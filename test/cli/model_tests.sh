@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# End-to-end tests on generated ONNX models: tasks, run --check (libtorch reference), tune on a
+# model and run with its log, .npy inputs and outputs, malformed files.
+# usage: model_tests.sh PATH/TO/wmtune MODELS_DIR   (MODELS_DIR from scripts/gen_models.py)
+set -u
+WM="$1"
+M="$2"
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+py=/usr/bin/python3
+[ -x "$py" ] || py=python3
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+expect() { # expect CODE PATTERN -- ARGS...
+  local code="$1" pattern="$2"
+  shift 3
+  local out rc
+  out=$("$WM" "$@" 2>&1)
+  rc=$?
+  if [ "$rc" -ne "$code" ]; then
+    bad "wmtune $* exited $rc, expected $code"
+    echo "$out" | tail -n 8
+  elif ! grep -qE -- "$pattern" <<<"$out"; then
+    bad "wmtune $*: output does not match /$pattern/"
+    echo "$out" | tail -n 8
+  else
+    ok
+  fi
+}
+
+# tasks: sensible task tables. ResNet-18 has fewer tasks than convs (dedup); weights sum to the
+# number of fused subgraphs; every model has anchors fused with their element-wise consumers.
+check_tasks() { # model min_tasks max_tasks must_have_ops
+  local model="$1" lo="$2" hi="$3" ops="$4"
+  "$WM" tasks --json "$M/$model.onnx" >"$TMP/$model.json" 2>&1 || { bad "tasks $model failed"; return; }
+  if "$py" - "$TMP/$model.json" "$lo" "$hi" "$ops" <<'PY'; then ok; else bad "tasks $model is not sensible"; fi
+import json, sys
+j = json.load(open(sys.argv[1]))
+lo, hi, ops = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4].split(",")
+tasks, groups = j["tasks"], j["groups"]
+assert lo <= len(tasks) <= hi, len(tasks)
+assert sum(t["weight"] for t in tasks) == len(groups), "weights do not sum to the subgraph count"
+assert len({t["key"] for t in tasks}) == len(tasks)
+names = {t["ops"] for t in tasks}
+for o in ops:
+    assert o in names, (o, sorted(names))
+assert all(t["flops"] >= 0 and len(t["key"]) == 16 for t in tasks)
+PY
+}
+check_tasks resnet18 10 19 "Conv+Relu,Conv+Add+Relu,MaxPool,GlobalAveragePool,Gemm"
+check_tasks mobilenetv2 15 40 "Conv+Clip,Conv+Add,Gemm"
+check_tasks bert 8 24 "Softmax,MatMul+Add+Add"
+check_tasks mlp 3 4 "Gemm+Relu,Softmax"
+convs=$("$py" -c "import onnx,sys; print(sum(n.op_type=='Conv' for n in onnx.load(sys.argv[1]).graph.node))" "$M/resnet18.onnx")
+ntasks=$("$py" -c "import json,sys; print(len(json.load(open(sys.argv[1]))['tasks']))" "$TMP/resnet18.json")
+if [ "$ntasks" -lt "$convs" ]; then ok; else bad "resnet18: $ntasks tasks for $convs convs"; fi
+expect 0 'fused subgraphs, [0-9]+ tasks' -- tasks "$M/resnet18.onnx"
+
+# run --check: every generated model matches the libtorch reference executor
+for model in resnet18 mobilenetv2 bert mlp; do
+  expect 0 'max abs error .* -> ok' -- run "$M/$model.onnx" --check
+done
+expect 0 'bench \(.*wmtune [0-9.]+ ms, libtorch reference [0-9.]+ ms' -- run "$M/mlp.onnx" --bench --repeat 3 --min-seconds 0.1
+
+# .npy in and out: the same input file gives the same output file; a named output works
+"$py" -c "import numpy as np; np.save('$TMP/x.npy', np.random.RandomState(0).randn(8, 256).astype(np.float32))"
+expect 0 'output output f32\[8,10\]' -- run "$M/mlp.onnx" --input "$TMP/x.npy" --output "$TMP/y1.npy"
+expect 0 'output' -- run "$M/mlp.onnx" --input "input=$TMP/x.npy" --output "output=$TMP/y2.npy"
+if cmp -s "$TMP/y1.npy" "$TMP/y2.npy"; then ok; else bad "same input, different outputs"; fi
+if "$py" -c "import numpy as np; y=np.load('$TMP/y1.npy'); assert y.shape==(8,10) and abs(y.sum(1)-1).max()<1e-5"; then ok; else bad "softmax output rows do not sum to 1"; fi
+"$py" -c "import numpy as np; np.save('$TMP/bad.npy', np.zeros((3, 3), np.float32))"
+expect 2 "shape does not match input 'input'" -- run "$M/mlp.onnx" --input "$TMP/bad.npy"
+cp "$M/not_onnx.onnx" "$TMP/fake.npy"
+expect 2 "not a .npy file" -- run "$M/mlp.onnx" --input "$TMP/fake.npy"
+expect 2 "no such file" -- run "$M/mlp.onnx" --log "$TMP/none.jsonl"
+
+# tune on a model: one log for all its tasks; run with that log uses the tuned kernels
+expect 0 'trials  *errors' -- tune "$M/mlp.onnx" --trials 8 --per-round 2 --log "$TMP/mlp.jsonl" --population 64 --generations 1 --min-ms 5
+if "$py" - "$TMP/mlp.jsonl" <<'PY'; then ok; else bad "model tuning log"; fi
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+assert len(recs) == 8, len(recs)
+assert all(r["workload"].startswith("onnx:") and r["workload"].endswith("#" + r["task"]) for r in recs)
+assert len({r["task"] for r in recs}) == 4
+assert any(r["error"] == "none" for r in recs)
+PY
+expect 0 '[1-4] tuned from the log' -- run "$M/mlp.onnx" --log "$TMP/mlp.jsonl" --check
+
+# malformed files: exit 2 and a message naming the problem
+for cmd in tasks run tune; do
+  expect 2 "truncated.onnx: not an ONNX model" -- $cmd "$M/truncated.onnx"
+  expect 2 "not_onnx.onnx: not an ONNX model" -- $cmd "$M/not_onnx.onnx"
+  expect 2 "cycle.onnx: the graph has a cycle: node 'first'" -- $cmd "$M/cycle.onnx"
+  expect 2 "missing_initializer.onnx: node 'proj' \(MatMul\) reads 'w'.*missing initializer" -- $cmd "$M/missing_initializer.onnx"
+done
+expect 2 "cannot open" -- tasks "$TMP/nope.onnx"
+
+echo "models: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
