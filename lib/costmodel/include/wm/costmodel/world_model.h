@@ -1,0 +1,85 @@
+// The world-model evaluator (DESIGN.md §4), behind the CostModel interface. The initial program
+// of a task is encoded once (per-stage features, pooled); each candidate's schedule steps are
+// rolled forward in a latent space by a small transition network (z' = z + f([z, e(a)]), or a
+// GRU cell); candidates are ranked from the final latent, the pooled actions and hardware
+// features. Scoring never lowers a candidate: candidates of one call are put in a trie of
+// their step sequences, and each shared prefix is rolled out once, depth by depth, batched.
+//
+// libtorch lives in worldmodel.cpp only; this header and the featurization
+// (worldmodel_features.cpp) do not include it.
+#pragma once
+
+#include <wm/costmodel/cost_model.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace wm::costmodel {
+
+/// What the ranking head knows about the machine. CPU: cores, vector bits, cache sizes,
+/// frequency; GPU: SMs, threads per block, shared memory, registers, warp size.
+struct HardwareFeatures {
+  bool gpu = false;
+  int cores = 1, vectorBits = 512;
+  double l1KiB = 32, l2KiB = 1024, l3KiB = 32768, ghz = 3.0;
+  int sms = 0, maxThreadsPerBlock = 0, sharedKiB = 0, registersPerBlock = 0, warpSize = 0;
+  /// This machine (sysfs / cpuinfo; defaults where unreadable).
+  static HardwareFeatures hostCpu(int cores = 0);
+  std::vector<float> vector() const; ///< normalized, kHardwareDim values
+};
+
+/// Feature layout version: checkpoints record it and are refused when it differs.
+extern const char* const kWorldModelLayout;
+constexpr int kStageDim = 26, kActionDim = 48, kHardwareDim = 12;
+
+/// Per-stage features of a DAG (one row per op, kStageDim each).
+std::vector<float> stageFeatures(const ir::ComputeDAG& dag);
+/// One action's features (kActionDim); `steps` gives follow splits their source's factors.
+std::vector<float> actionFeatures(const std::vector<sched::Step>& steps, size_t i, int numStages);
+
+struct WorldModelOptions {
+  int latent = 64;                 ///< latent size d
+  int hidden = 128;                ///< hidden width of every MLP
+  std::string transition = "mlp";  ///< "mlp" (residual) or "gru"
+  double lr = 1e-3;                ///< Adam
+  double weightDecay = 1e-6;
+  double regression = 0.1;         ///< weight of the MSE term beside the pairwise ranking loss
+  int stepsPerUpdate = 60;         ///< Adam steps after each measurement round (online)
+  int batchTasks = 4, batchPerTask = 64; ///< a training batch: tasks × samples per task
+  int maxSteps = 96;               ///< longer step lists are cut (rare)
+  int threads = 0;                 ///< libtorch threads; 0: all cores
+  uint64_t seed = 0;
+  std::string init;                ///< checkpoint to start from; empty: fresh weights
+};
+
+class WorldModel : public CostModel {
+public:
+  WorldModel(const WorldModelOptions& opts, const HardwareFeatures& hw);
+  ~WorldModel() override;
+  std::string name() const override { return "wm"; }
+  /// Online: adds the records to the training set and trains stepsPerUpdate steps.
+  void update(const std::vector<MeasuredRecord>& records) override;
+  std::vector<double> predict(const std::string& taskKey, const std::vector<sched::State>& states) override;
+
+  /// Offline: add samples, then train().
+  void addSamples(const std::vector<MeasuredRecord>& records);
+  /// Trains `steps` Adam steps on the samples so far; returns the mean loss of the last 10.
+  double train(int steps);
+  int numSamples() const;
+  int numTasks() const;
+  /// Scores step lists of one task directly (what predict does after taking the steps).
+  std::vector<double> score(const ir::ComputeDAG& dag, const std::vector<std::vector<sched::Step>>& steps);
+  /// Versioned checkpoint (format, feature layout, sizes, weights).
+  void save(const std::string& path) const;
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// The checkpoint shipped for this CPU class (`models/` in the source tree, or $WMTUNE_MODELS);
+/// empty when there is none.
+std::string defaultWorldModelCheckpoint();
+
+} // namespace wm::costmodel
