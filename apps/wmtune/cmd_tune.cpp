@@ -5,6 +5,7 @@
 #include "commands.h"
 
 #include <wm/costmodel/cost_model.h>
+#include <wm/costmodel/world_model.h>
 #include <wm/frontend/model.h>
 #include <wm/frontend/workload.h>
 #include <wm/runtime/measure.h>
@@ -40,6 +41,9 @@ struct TuneCli {
   search::TuneOptions opts;
   runtime::MeasureOptions measure;
   bool quiet = false;
+  std::string init = "default";
+  std::vector<std::string> warmStart;
+  costmodel::WorldModelOptions wm;
 };
 
 std::string ms(double s) {
@@ -76,7 +80,12 @@ Command addTuneCommand(CLI::App& app) {
       ->check(CLI::PositiveNumber)->capture_default_str();
   sub->add_option("--per-round", o->opts.perRound, "Measurements per round (capped by trials / tasks)")
       ->check(CLI::PositiveNumber)->capture_default_str();
-  sub->add_option("--cost-model", o->costModel, "Cost model")->check(CLI::IsMember({"random", "ansor"}))->capture_default_str();
+  sub->add_option("--cost-model", o->costModel, "Cost model: random, ansor (static features + XGBoost), wm (the world model)")
+      ->check(CLI::IsMember({"random", "ansor", "wm"}))->capture_default_str();
+  sub->add_option("--init", o->init, "wm: checkpoint to start from ('default': the shipped one; 'none': fresh weights)")
+      ->capture_default_str();
+  sub->add_option("--warm-start", o->warmStart, "Logs of other tasks the cost model learns from before tuning (repeatable)");
+  addWorldModelOptions(*sub, o->wm);
   sub->add_option("--log", o->log, "Tuning log (JSON lines; resumed if it exists)")->capture_default_str();
   sub->add_option("--seed", o->opts.seed, "Seed of every random choice")->capture_default_str();
   sub->add_option("--strategy", o->opts.strategy, "Task scheduler")->check(CLI::IsMember({"gradient", "round-robin"}))->capture_default_str();
@@ -119,12 +128,26 @@ Command addTuneCommand(CLI::App& app) {
     search::TuningLog log(o->log);
     auto measurer = runtime::makeWorkerMeasurer(o->measure);
     std::unique_ptr<costmodel::CostModel> model;
-    if (o->costModel == "ansor") {
+    if (o->costModel == "wm") {
+      o->wm.seed = o->opts.seed;
+      o->wm.init = resolveInit(o->init);
+#ifdef WM_HAVE_TORCH
+      model = std::make_unique<costmodel::WorldModel>(o->wm, costmodel::HardwareFeatures::hostCpu(o->measure.threads));
+#else
+      WM_USER_ERROR() << "--cost-model wm needs libtorch (build with WM_WITH_TORCH=ON)";
+#endif
+    } else if (o->costModel == "ansor") {
       costmodel::AnsorModelOptions ao;
       ao.seed = o->opts.seed;
       model = costmodel::makeAnsorModel(ao);
     } else {
       model = costmodel::makeRandomModel(o->opts.seed);
+    }
+    std::vector<LoggedTask> warm = readLoggedTasks(o->warmStart);
+    if (!warm.empty()) {
+      auto recs = measuredRecords(warm);
+      std::cout << "warm start: " << recs.size() << " records of " << warm.size() << " tasks\n";
+      model->update(recs);
     }
     gStop = false;
     auto old = std::signal(SIGINT, onSigint);

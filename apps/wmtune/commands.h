@@ -2,6 +2,9 @@
 // app and returns the function that runs it after parsing.
 #pragma once
 
+#include <wm/costmodel/cost_model.h>
+#include <wm/ir/compute_dag.h>
+#include <wm/search/tuning_log.h>
 #include <wm/schedule/step_types.h>
 
 #include <functional>
@@ -10,6 +13,9 @@
 
 namespace CLI {
 class App;
+}
+namespace wm::costmodel {
+struct WorldModelOptions;
 }
 
 namespace wm::cli {
@@ -21,6 +27,26 @@ using Command = std::function<int()>;
 /// path is the empty schedule.
 std::vector<sched::Step> readScheduleFile(const std::string& path);
 
+/// The world model's hyper-parameters as flags (--wm-latent, --wm-hidden, ...).
+void addWorldModelOptions(CLI::App& sub, costmodel::WorldModelOptions& o);
+/// --init: "default" (the shipped checkpoint, or fresh weights when there is none), "none"
+/// (fresh), or a path.
+std::string resolveInit(const std::string& init);
+
+/// The DAG a workload spec names: a built-in spec or an `onnx:PATH#KEY` model task.
+ir::ComputeDAG dagOfWorkload(const std::string& spec);
+
+/// The records of tuning logs grouped by task, with each task's DAG; a task whose workload
+/// cannot be built (a model file that moved) is skipped with a warning.
+struct LoggedTask {
+  std::string key, workload;
+  ir::ComputeDAG dag;
+  std::vector<search::TuningRecord> records;
+};
+std::vector<LoggedTask> readLoggedTasks(const std::vector<std::string>& paths);
+/// As cost-model training records (failed measurements have cost 0); DAGs point into `tasks`.
+std::vector<costmodel::MeasuredRecord> measuredRecords(const std::vector<LoggedTask>& tasks);
+
 Command addWorkloadsCommand(CLI::App& app);
 Command addTasksCommand(CLI::App& app);
 Command addCompileCommand(CLI::App& app);
@@ -28,5 +54,7 @@ Command addMeasureCommand(CLI::App& app);
 Command addWorkerCommand(CLI::App& app);
 Command addTuneCommand(CLI::App& app);
 Command addRunCommand(CLI::App& app);
+Command addTrainCommand(CLI::App& app);
+Command addEvalModelCommand(CLI::App& app);
 
 } // namespace wm::cli

@@ -32,6 +32,8 @@ int main(int argc, char** argv) {
   add(wm::cli::addCompileCommand);
   add(wm::cli::addTuneCommand);
   add(wm::cli::addRunCommand);
+  add(wm::cli::addTrainCommand);
+  add(wm::cli::addEvalModelCommand);
   add(wm::cli::addMeasureCommand);
   add(wm::cli::addWorkerCommand);
 

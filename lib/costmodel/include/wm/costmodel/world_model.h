@@ -31,7 +31,7 @@ struct HardwareFeatures {
 
 /// Feature layout version: checkpoints record it and are refused when it differs.
 extern const char* const kWorldModelLayout;
-constexpr int kStageDim = 26, kActionDim = 48, kHardwareDim = 12;
+constexpr int kStageDim = 26, kActionDim = 52, kHardwareDim = 12;
 
 /// Per-stage features of a DAG (one row per op, kStageDim each).
 std::vector<float> stageFeatures(const ir::ComputeDAG& dag);

@@ -1,0 +1,249 @@
+// `wmtune train LOG... -o wm.pt`: pre-trains the world model from tuning logs.
+// `wmtune eval-model --model wm.pt|ansor|random [--train LOG...] LOG...`: ranking metrics of a
+// cost model on the measured records of held-out tasks (pairwise accuracy, top-1, top-5).
+#include "commands.h"
+
+#include <wm/costmodel/cost_model.h>
+#include <wm/costmodel/metrics.h>
+#include <wm/costmodel/world_model.h>
+#include <wm/frontend/model.h>
+#include <wm/frontend/workload.h>
+#include <wm/schedule/steps.h>
+#include <wm/search/tuning_log.h>
+#include <wm/support/error.h>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <set>
+
+namespace wm::cli {
+
+ir::ComputeDAG dagOfWorkload(const std::string& spec) {
+  if (spec.rfind("onnx:", 0) == 0) return frontend::onnxTaskDag(spec);
+  return parseWorkload(spec).dag;
+}
+
+void addWorldModelOptions(CLI::App& sub, costmodel::WorldModelOptions& o) {
+  sub.add_option("--wm-latent", o.latent, "wm: latent size")->check(CLI::PositiveNumber)->capture_default_str();
+  sub.add_option("--wm-hidden", o.hidden, "wm: hidden width")->check(CLI::Range(2, 4096))->capture_default_str();
+  sub.add_option("--wm-transition", o.transition, "wm: transition network")->check(CLI::IsMember({"mlp", "gru"}))->capture_default_str();
+  sub.add_option("--wm-lr", o.lr, "wm: Adam learning rate")->check(CLI::PositiveNumber)->capture_default_str();
+  sub.add_option("--wm-regression", o.regression, "wm: weight of the regression term")->check(CLI::NonNegativeNumber)->capture_default_str();
+  sub.add_option("--wm-steps-per-update", o.stepsPerUpdate, "wm: training steps after each round")->check(CLI::NonNegativeNumber)->capture_default_str();
+  sub.add_option("--wm-batch-tasks", o.batchTasks, "wm: tasks per training batch")->check(CLI::PositiveNumber)->capture_default_str();
+  sub.add_option("--wm-batch-per-task", o.batchPerTask, "wm: samples per task in a batch")->check(CLI::Range(2, 100000))->capture_default_str();
+}
+
+std::string resolveInit(const std::string& init) {
+  if (init == "none") return "";
+  if (init == "default") {
+    std::string p = costmodel::defaultWorldModelCheckpoint();
+    if (p.empty()) spdlog::warn("no shipped world-model checkpoint found; starting from fresh weights");
+    return p;
+  }
+  if (!std::filesystem::exists(init)) WM_USER_ERROR() << "--init " << init << ": no such file";
+  return init;
+}
+
+std::vector<LoggedTask> readLoggedTasks(const std::vector<std::string>& paths) {
+  std::map<std::string, size_t> index;
+  std::vector<LoggedTask> tasks;
+  std::set<std::string> bad;
+  for (auto& p : paths) {
+    if (!std::filesystem::exists(p)) WM_USER_ERROR() << p << ": no such file";
+    search::TuningLog log(p);
+    for (auto& r : log.records()) {
+      if (bad.count(r.task)) continue;
+      auto it = index.find(r.task);
+      if (it == index.end()) {
+        LoggedTask t;
+        t.key = r.task;
+        t.workload = r.workload;
+        try {
+          t.dag = dagOfWorkload(r.workload);
+        } catch (const UserError& e) {
+          spdlog::warn("{}: task {} skipped: {}", p, r.task, e.what());
+          bad.insert(r.task);
+          continue;
+        }
+        it = index.emplace(r.task, tasks.size()).first;
+        tasks.push_back(std::move(t));
+      }
+      tasks[it->second].records.push_back(r);
+    }
+  }
+  return tasks;
+}
+
+std::vector<costmodel::MeasuredRecord> measuredRecords(const std::vector<LoggedTask>& tasks) {
+  std::vector<costmodel::MeasuredRecord> out;
+  for (auto& t : tasks)
+    for (auto& r : t.records) out.push_back({t.key, &t.dag, r.steps, r.ok() ? r.median() : 0.0});
+  return out;
+}
+
+namespace {
+
+struct TrainCli {
+  std::vector<std::string> logs;
+  std::string out, init = "none";
+  int steps = 2000;
+  costmodel::WorldModelOptions wm;
+  uint64_t seed = 0;
+};
+
+struct EvalCli {
+  std::vector<std::string> logs, train;
+  std::string model;
+  int trainSteps = 0;
+  uint64_t seed = 0;
+  std::string json;
+  costmodel::WorldModelOptions wm;
+};
+
+} // namespace
+
+Command addTrainCommand(CLI::App& app) {
+  auto* sub = app.add_subcommand("train", "Pre-train the world model from tuning logs");
+  auto o = std::make_shared<TrainCli>();
+  sub->add_option("logs", o->logs, "Tuning logs")->required();
+  sub->add_option("-o,--output", o->out, "Checkpoint to write")->required();
+  sub->add_option("--steps", o->steps, "Adam steps")->check(CLI::PositiveNumber)->capture_default_str();
+  sub->add_option("--init", o->init, "Checkpoint to continue from ('none': fresh weights)")->capture_default_str();
+  sub->add_option("--seed", o->seed, "Seed")->capture_default_str();
+  addWorldModelOptions(*sub, o->wm);
+  return [o]() {
+#ifndef WM_HAVE_TORCH
+    WM_USER_ERROR() << "train needs libtorch (build with WM_WITH_TORCH=ON)";
+#else
+    auto tasks = readLoggedTasks(o->logs);
+    if (tasks.empty()) WM_USER_ERROR() << "train: the logs hold no usable records";
+    o->wm.seed = o->seed;
+    o->wm.init = resolveInit(o->init);
+    costmodel::WorldModel model(o->wm, costmodel::HardwareFeatures::hostCpu());
+    auto recs = measuredRecords(tasks);
+    model.addSamples(recs);
+    std::cout << "train: " << model.numSamples() << " samples of " << model.numTasks() << " tasks from "
+              << o->logs.size() << " log(s)\n";
+    auto t0 = std::chrono::steady_clock::now();
+    int chunk = std::max(1, o->steps / 10);
+    for (int done = 0; done < o->steps;) {
+      int n = std::min(chunk, o->steps - done);
+      double loss = model.train(n);
+      done += n;
+      std::cout << "  step " << std::setw(6) << done << "  loss " << std::fixed << std::setprecision(4) << loss << std::endl;
+    }
+    // training-set ranking quality (held-out quality: eval-model)
+    std::vector<costmodel::TaskEval> evals;
+    for (auto& t : tasks) {
+      costmodel::TaskEval e;
+      std::vector<std::vector<sched::Step>> steps;
+      for (auto& r : t.records)
+        if (r.ok()) {
+          e.costs.push_back(r.median());
+          steps.push_back(r.steps);
+        }
+      e.scores = model.score(t.dag, steps);
+      evals.push_back(std::move(e));
+    }
+    auto m = costmodel::rankingMetrics(evals);
+    model.save(o->out);
+    std::cout << "train: " << std::setprecision(1)
+              << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()
+              << " s; on the training data pairwise accuracy " << std::setprecision(3) << m.pairwise << ", top-1 "
+              << m.top1 << ", top-5 " << m.top5 << "; wrote " << o->out << " ("
+              << std::filesystem::file_size(o->out) / 1024 << " KiB)\n";
+    return 0;
+#endif
+  };
+}
+
+Command addEvalModelCommand(CLI::App& app) {
+  auto* sub = app.add_subcommand("eval-model", "Ranking metrics of a cost model on the records of held-out tasks");
+  auto o = std::make_shared<EvalCli>();
+  sub->add_option("logs", o->logs, "Tuning logs of the held-out tasks")->required();
+  sub->add_option("--model", o->model, "A world-model checkpoint, 'ansor' or 'random'")->required();
+  sub->add_option("--train", o->train, "Logs the model learns from first (ansor: its training data; wm: fine-tuning)");
+  sub->add_option("--train-steps", o->trainSteps, "wm: fine-tuning steps on --train")->capture_default_str();
+  sub->add_option("--seed", o->seed, "Seed")->capture_default_str();
+  sub->add_option("--json", o->json, "Also write the metrics as JSON to this file");
+  addWorldModelOptions(*sub, o->wm);
+  return [o]() {
+    auto evalTasks = readLoggedTasks(o->logs);
+    auto trainTasks = readLoggedTasks(o->train);
+    std::set<std::string> trainKeys;
+    for (auto& t : trainTasks) trainKeys.insert(t.key);
+    int overlap = 0;
+    for (auto& t : evalTasks) overlap += trainKeys.count(t.key) > 0;
+    if (overlap) spdlog::warn("{} evaluated task(s) are also in the training logs (not held out)", overlap);
+    std::unique_ptr<costmodel::CostModel> model;
+    if (o->model == "ansor") {
+      costmodel::AnsorModelOptions ao;
+      ao.seed = o->seed;
+      model = costmodel::makeAnsorModel(ao);
+      if (!trainTasks.empty()) model->update(measuredRecords(trainTasks));
+      else spdlog::warn("ansor without --train has no data: its scores are random");
+    } else if (o->model == "random") {
+      model = costmodel::makeRandomModel(o->seed);
+    } else {
+#ifndef WM_HAVE_TORCH
+      WM_USER_ERROR() << "--model " << o->model << ": the world model needs libtorch (build with WM_WITH_TORCH=ON)";
+#else
+      if (!std::filesystem::exists(o->model)) WM_USER_ERROR() << "--model " << o->model << ": no such file";
+      o->wm.init = o->model;
+      o->wm.seed = o->seed;
+      auto wm = std::make_unique<costmodel::WorldModel>(o->wm, costmodel::HardwareFeatures::hostCpu());
+      if (!trainTasks.empty() && o->trainSteps > 0) {
+        wm->addSamples(measuredRecords(trainTasks));
+        wm->train(o->trainSteps);
+      }
+      model = std::move(wm);
+#endif
+    }
+    std::vector<costmodel::TaskEval> evals;
+    double predictSeconds = 0;
+    int predicted = 0;
+    for (auto& t : evalTasks) {
+      costmodel::TaskEval e;
+      std::vector<sched::State> states;
+      for (auto& r : t.records) {
+        if (!r.ok()) continue;
+        auto rr = sched::replay(t.dag, r.steps);
+        if (!rr.error.empty()) continue;
+        e.costs.push_back(r.median());
+        states.push_back(std::move(rr.state));
+      }
+      auto t0 = std::chrono::steady_clock::now();
+      e.scores = model->predict(t.key, states);
+      predictSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      predicted += static_cast<int>(states.size());
+      evals.push_back(std::move(e));
+    }
+    auto m = costmodel::rankingMetrics(evals);
+    std::cout << "eval-model " << o->model << ": " << m.tasks << " tasks, " << m.samples << " valid records, "
+              << m.pairs << " pairs\n"
+              << "  pairwise accuracy " << std::fixed << std::setprecision(4) << m.pairwise << "\n"
+              << "  top-1 score       " << m.top1 << "\n"
+              << "  top-5 score       " << m.top5 << "\n"
+              << "  scoring           " << std::setprecision(0) << (predictSeconds > 0 ? predicted / predictSeconds : 0)
+              << " candidates/s\n";
+    if (!o->json.empty()) {
+      std::ofstream out(o->json);
+      if (!out) WM_USER_ERROR() << o->json << ": cannot write";
+      out << nlohmann::json{{"model", o->model}, {"tasks", m.tasks}, {"samples", m.samples}, {"pairs", m.pairs},
+                            {"pairwise", m.pairwise}, {"top1", m.top1}, {"top5", m.top5}}.dump(2)
+          << "\n";
+    }
+    return 0;
+  };
+}
+
+} // namespace wm::cli

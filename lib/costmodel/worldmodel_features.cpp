@@ -1,0 +1,215 @@
+// Featurization of the world model (no libtorch here): per-stage features of the initial
+// program, per-step action features, hardware features.
+#include <wm/costmodel/world_model.h>
+
+#include <wm/schedule/steps.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+#include <type_traits>
+
+namespace wm::costmodel {
+
+const char* const kWorldModelLayout = "wm-stage26-action52-hw12-v1";
+
+namespace {
+
+float lg(double x, double scale) { return static_cast<float>(std::log2(std::max(0.0, x) + 1.0) / scale); }
+
+int readCacheKiB(int index, int def) {
+  std::ifstream in("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/size");
+  std::string s;
+  if (!(in >> s) || s.empty()) return def;
+  int v = std::atoi(s.c_str());
+  if (s.back() == 'M') v *= 1024;
+  return v > 0 ? v : def;
+}
+
+template <class... Ts> struct Overloaded : Ts... { using Ts::operator()...; };
+template <class... Ts> Overloaded(Ts...) -> Overloaded<Ts...>;
+
+} // namespace
+
+HardwareFeatures HardwareFeatures::hostCpu(int cores) {
+  HardwareFeatures h;
+  h.cores = cores > 0 ? cores : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  h.l1KiB = readCacheKiB(0, 32);
+  h.l2KiB = readCacheKiB(2, 1024);
+  h.l3KiB = readCacheKiB(3, 32768);
+  std::ifstream info("/proc/cpuinfo");
+  std::string line;
+  bool avx512 = false;
+  while (std::getline(info, line)) {
+    if (line.rfind("cpu MHz", 0) == 0) h.ghz = std::atof(line.substr(line.find(':') + 1).c_str()) / 1000.0;
+    if (line.rfind("flags", 0) == 0) {
+      avx512 = line.find(" avx512f") != std::string::npos;
+      h.vectorBits = avx512 ? 512 : line.find(" avx2") != std::string::npos ? 256 : 128;
+      break;
+    }
+  }
+  if (h.ghz <= 0) h.ghz = 3.0;
+  return h;
+}
+
+std::vector<float> HardwareFeatures::vector() const {
+  return {gpu ? 1.f : 0.f, lg(cores, 8), lg(vectorBits, 10), lg(l1KiB, 12), lg(l2KiB, 16), lg(l3KiB, 18),
+          static_cast<float>(ghz / 5.0), lg(sms, 8), lg(maxThreadsPerBlock, 11), lg(sharedKiB, 10),
+          lg(registersPerBlock, 17), lg(warpSize, 6)};
+}
+
+std::vector<float> stageFeatures(const ir::ComputeDAG& dag) {
+  std::vector<float> f;
+  for (size_t i = 0; i < dag.size(); ++i) {
+    const auto& op = dag.op(static_cast<int>(i));
+    int ii = static_cast<int>(i);
+    std::vector<float> r(kStageDim, 0.f);
+    r[0] = op.isPlaceholder();
+    r[1] = op.isCompute() && !op.hasReduction();
+    r[2] = op.reduce == ir::ReduceKind::Sum;
+    r[3] = op.reduce == ir::ReduceKind::Max || op.reduce == ir::ReduceKind::Min;
+    r[4] = dag.isOutput(ii);
+    if (op.isCompute()) {
+      r[5] = dag.isStrictlyInlineable(ii);
+      r[6] = dag.needsMultiLevelTiling(ii);
+    }
+    double elems = static_cast<double>(op.numElements());
+    double red = 1;
+    for (auto& a : op.reduceAxes) red *= static_cast<double>(a.extent);
+    double flops = static_cast<double>(dag.flops(ii));
+    double written = elems * 4, read = 0;
+    for (int p : dag.producers(ii)) read += static_cast<double>(dag.op(p).numElements()) * 4;
+    r[7] = lg(elems, 24);
+    r[8] = lg(red, 16);
+    r[9] = lg(flops, 32);
+    r[10] = lg(written, 30);
+    r[11] = lg(read, 30);
+    r[12] = lg(flops / std::max(1.0, written + read), 8);
+    r[13] = static_cast<float>(op.shape.size()) / 6.f;
+    r[14] = static_cast<float>(op.reduceAxes.size()) / 4.f;
+    for (size_t d = 0; d < 6 && d < op.shape.size(); ++d) r[15 + d] = lg(static_cast<double>(op.shape[op.shape.size() - 1 - d]), 12);
+    for (size_t d = 0; d < 3 && d < op.reduceAxes.size(); ++d) r[21 + d] = lg(static_cast<double>(op.reduceAxes[d].extent), 12);
+    r[24] = static_cast<float>(dag.producers(ii).size()) / 4.f;
+    r[25] = static_cast<float>(dag.consumers(ii).size()) / 4.f;
+    f.insert(f.end(), r.begin(), r.end());
+  }
+  return f;
+}
+
+std::vector<float> actionFeatures(const std::vector<sched::Step>& steps, size_t i, int numStages) {
+  using namespace sched;
+  std::vector<float> r(kActionDim, 0.f);
+  const Step& s = steps[i];
+  // [0, 15): step kind one-hot (14 kinds, monostate last)
+  r[s.index()] = 1.f;
+  // [15, 26): annotation one-hot
+  // [26, 52): numeric arguments
+  float ns = static_cast<float>(std::max(1, numStages));
+  r[26] = static_cast<float>(stepStage(s)) / ns;
+  auto lengths = [&](const std::vector<int64_t>& ls, bool innerToOuter) {
+    int64_t prod = 1;
+    for (size_t k = 0; k < 4; ++k) {
+      if (k < ls.size()) {
+        r[30 + k] = ls[k] > 0 ? lg(static_cast<double>(ls[k]), 8) : -1.f;
+        prod *= std::max<int64_t>(1, ls[k]);
+      }
+    }
+    r[34] = static_cast<float>(ls.size()) / 4.f;
+    if (!ls.empty()) { // the innermost and outermost given parts, wherever they sit in the list
+      r[50] = ls.back() > 0 ? lg(static_cast<double>(ls.back()), 8) : -1.f;
+      r[51] = ls.front() > 0 ? lg(static_cast<double>(ls.front()), 8) : -1.f;
+    }
+    r[35] = innerToOuter;
+    r[36] = lg(static_cast<double>(prod), 12);
+  };
+  std::visit(Overloaded{
+                 [&](const AnnotationStep& a) {
+                   r[15 + static_cast<int>(a.annotation)] = 1.f;
+                   r[27] = static_cast<float>(a.iter) / 8.f;
+                 },
+                 [&](const FuseStep& a) {
+                   r[27] = a.iters.empty() ? 0.f : static_cast<float>(a.iters[0]) / 8.f;
+                   r[38] = static_cast<float>(a.iters.size()) / 4.f;
+                 },
+                 [&](const PragmaStep& a) {
+                   r[27] = static_cast<float>(a.iter) / 8.f;
+                   r[37] = lg(static_cast<double>(a.value), 11);
+                 },
+                 [&](const ReorderStep& a) {
+                   r[39] = static_cast<float>(a.order.size()) / 8.f;
+                   int moved = 0;
+                   for (size_t k = 0; k < a.order.size(); ++k) moved += a.order[k] != static_cast<int>(k);
+                   r[40] = static_cast<float>(moved) / 8.f;
+                 },
+                 [&](const SplitStep& a) {
+                   r[27] = static_cast<float>(a.iter) / 8.f;
+                   r[28] = lg(static_cast<double>(a.extent), 12);
+                   lengths(a.lengths, a.innerToOuter);
+                 },
+                 [&](const FollowSplitStep& a) {
+                   r[27] = static_cast<float>(a.iter) / 8.f;
+                   r[41] = static_cast<float>(a.nSplit) / 4.f;
+                   // the factors it follows (a dependency between actions made explicit)
+                   if (a.srcStep >= 0 && static_cast<size_t>(a.srcStep) < i)
+                     if (auto* src = std::get_if<SplitStep>(&steps[static_cast<size_t>(a.srcStep)])) {
+                       std::vector<int64_t> ls(src->lengths.begin(),
+                                               src->lengths.begin() + std::min<size_t>(src->lengths.size(),
+                                                                                       static_cast<size_t>(std::max(0, a.nSplit - 1))));
+                       lengths(ls, src->innerToOuter);
+                     }
+                 },
+                 [&](const FollowFusedSplitStep& a) {
+                   r[27] = static_cast<float>(a.iter) / 8.f;
+                   r[42] = static_cast<float>(a.level) / 4.f;
+                   r[43] = a.factorOrNparts;
+                   int64_t prod = 1;
+                   for (int src : a.srcSteps)
+                     if (src >= 0 && static_cast<size_t>(src) < i)
+                       if (auto* sp = std::get_if<SplitStep>(&steps[static_cast<size_t>(src)]))
+                         if (static_cast<size_t>(a.level) < sp->lengths.size()) prod *= std::max<int64_t>(1, sp->lengths[a.level]);
+                   r[36] = lg(static_cast<double>(prod), 12);
+                 },
+                 [&](const StorageAlignStep& a) {
+                   r[27] = static_cast<float>(a.iter) / 8.f;
+                   r[44] = lg(static_cast<double>(a.factor), 8);
+                 },
+                 [&](const ComputeAtStep& a) {
+                   r[29] = static_cast<float>(a.targetStage) / ns;
+                   r[45] = static_cast<float>(a.targetIter) / 8.f;
+                   r[46] = static_cast<float>(a.targetStage - a.stage) / ns;
+                 },
+                 [&](const ComputeInlineStep&) {},
+                 [&](const ComputeRootStep&) {},
+                 [&](const CacheReadStep& a) {
+                   r[47 + std::min(2, static_cast<int>(a.scope))] = 1.f;
+                   r[38] = static_cast<float>(a.readers.size()) / 4.f;
+                 },
+                 [&](const CacheWriteStep& a) { r[47 + std::min(2, static_cast<int>(a.scope))] = 1.f; },
+                 [&](const RfactorStep& a) {
+                   r[27] = static_cast<float>(a.iter) / 8.f;
+                   r[45] = static_cast<float>(a.factorIter) / 8.f;
+                 },
+                 [&](const std::monostate&) {},
+             },
+             s);
+  return r;
+}
+
+std::string defaultWorldModelCheckpoint() {
+  namespace fs = std::filesystem;
+  std::vector<std::string> dirs;
+  if (const char* env = std::getenv("WMTUNE_MODELS")) dirs.push_back(env);
+#ifdef WM_SOURCE_MODELS_DIR
+  dirs.push_back(WM_SOURCE_MODELS_DIR);
+#endif
+  for (auto& d : dirs) {
+    fs::path p = fs::path(d) / "wm-cpu-x86_64.pt";
+    if (fs::exists(p)) return p.string();
+  }
+  return "";
+}
+
+} // namespace wm::costmodel
