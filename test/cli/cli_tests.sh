@@ -6,29 +6,7 @@ WM="$1"
 SCHED="$2/schedules"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-pass=0
-fail=0
-
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-
-# expect CODE PATTERN -- ARGS...: exit code must be CODE and stdout+stderr must match PATTERN.
-expect() {
-  local code="$1" pattern="$2"
-  shift 3
-  local out rc
-  out=$("$WM" "$@" 2>&1)
-  rc=$?
-  if [ "$rc" -ne "$code" ]; then
-    bad "wmtune $* exited $rc, expected $code"
-    echo "$out" | head -n 5
-  elif ! grep -qE -- "$pattern" <<<"$out"; then
-    bad "wmtune $*: output does not match /$pattern/"
-    echo "$out" | head -n 5
-  else
-    ok
-  fi
-}
+. "$(dirname "$0")/lib.sh"
 
 expect 0 '^wmtune [0-9]+\.[0-9]+\.[0-9]+$' -- --version
 expect 0 'workloads' -- --help

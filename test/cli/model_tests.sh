@@ -9,26 +9,7 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 py=/usr/bin/python3
 [ -x "$py" ] || py=python3
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-expect() { # expect CODE PATTERN -- ARGS...
-  local code="$1" pattern="$2"
-  shift 3
-  local out rc
-  out=$("$WM" "$@" 2>&1)
-  rc=$?
-  if [ "$rc" -ne "$code" ]; then
-    bad "wmtune $* exited $rc, expected $code"
-    echo "$out" | tail -n 8
-  elif ! grep -qE -- "$pattern" <<<"$out"; then
-    bad "wmtune $*: output does not match /$pattern/"
-    echo "$out" | tail -n 8
-  else
-    ok
-  fi
-}
+. "$(dirname "$0")/lib.sh"
 
 # tasks: sensible task tables. ResNet-18 has fewer tasks than convs (dedup); weights sum to the
 # number of fused subgraphs; every model has anchors fused with their element-wise consumers.
@@ -87,6 +68,18 @@ assert len({r["task"] for r in recs}) == 4
 assert any(r["error"] == "none" for r in recs)
 PY
 expect 0 '[1-4] tuned from the log' -- run "$M/mlp.onnx" --log "$TMP/mlp.jsonl" --check
+
+# the world model: tune records `wm` as the model; train writes a checkpoint that tune and
+# eval-model read; a file that is not a checkpoint is refused
+expect 0 'trials  *errors' -- tune -w gemm:M=64,N=64,K=64 --cost-model wm --trials 12 --per-round 6 --log "$TMP/wm.jsonl" --population 64 --generations 1 --min-ms 5
+if "$py" -c "import json,sys; r=[json.loads(l) for l in open(sys.argv[1])]; assert len(r)==12 and all(x['model']=='wm' for x in r)" "$TMP/wm.jsonl"; then ok; else bad "wm records"; fi
+expect 0 'wrote .*wm.pt' -- train "$TMP/wm.jsonl" "$TMP/mlp.jsonl" -o "$TMP/wm.pt" --steps 20 --wm-latent 16 --wm-hidden 32
+expect 0 'trials  *errors' -- tune -w gemm:M=64,N=64,K=32 --cost-model wm --init "$TMP/wm.pt" --trials 4 --log "$TMP/wm2.jsonl" --population 32 --generations 1 --min-ms 5
+expect 0 'pairwise accuracy +[0-9.]+' -- eval-model --model "$TMP/wm.pt" "$TMP/mlp.jsonl"
+expect 0 'also in the training logs' -- eval-model --model ansor --train "$TMP/wm.jsonl" "$TMP/wm.jsonl"
+expect 2 'not a world-model checkpoint' -- tune -w gemm:M=64,N=64,K=64 --cost-model wm --init "$M/not_onnx.onnx" --trials 1 --log "$TMP/x.jsonl"
+expect 2 'no such file' -- tune -w gemm:M=64,N=64,K=64 --cost-model wm --init "$TMP/none.pt" --trials 1 --log "$TMP/x.jsonl"
+expect 2 'no such file' -- train "$TMP/none.jsonl" -o "$TMP/x.pt"
 
 # malformed files: exit 2 and a message naming the problem
 for cmd in tasks run tune; do

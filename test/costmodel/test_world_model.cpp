@@ -99,7 +99,7 @@ TEST_CASE("world model: training lifts pairwise accuracy on a synthetic task to 
     std::vector<costmodel::MeasuredRecord> recs;
     for (size_t i = 0; i < train.steps.size(); ++i) recs.push_back({"synthetic", &train.w.dag, train.steps[i], train.costs[i]});
     model.addSamples(recs);
-    model.train(600);
+    model.train(900);
     double after = pairwise(test.costs, model.score(test.w.dag, test.steps));
     INFO("held-out pairwise accuracy before " << before << ", after " << after);
     CHECK(std::abs(before - 0.5) < 0.2);

@@ -113,13 +113,7 @@ int64_t normAxis(const ConvertContext& c, int64_t axis, size_t rank) {
 
 Expr castTo(Expr e, DType t) { return e.dtype() == t ? e : cast(t, std::move(e)); }
 
-std::vector<Expr> broadcastIndex(const Tensor& t, const Shape& out, const std::vector<Var>& ax) {
-  std::vector<Expr> idx;
-  size_t off = out.size() - t->ndim();
-  for (size_t d = 0; d < t->ndim(); ++d)
-    idx.push_back(t->shape[d] == 1 && out[off + d] != 1 ? intImm(0) : Expr(ax[off + d]));
-  return idx;
-}
+using ops::broadcastIndex;
 
 Shape broadcastAll(const ConvertContext& c, const std::vector<Tensor>& ts) {
   Shape out;
@@ -196,7 +190,7 @@ Outs convertClip(ConvertContext& c) {
   for (size_t i : {size_t(1), size_t(2)}) {
     if (!c.has(i)) continue;
     if (c.x(i)->dtype != x->dtype) c.fail("min/max must have the input's type");
-    double v;
+    double v = 0;
     bool k = scalarConstant(c, i, &v);
     if (i == 1) { loConst = k; lo = v; } else { hiConst = k; hi = v; }
     if (!k) {
@@ -278,19 +272,27 @@ std::vector<int64_t> spatialAttr(const ConvertContext& c, const std::string& nam
   return v;
 }
 
-Outs convertConv(ConvertContext& c) {
+/// What Conv and ConvTranspose share: input checks, kernel, strides, dilations, groups.
+ops::ConvParams convCommon(const ConvertContext& c, std::vector<int64_t>* kernel) {
   const Tensor &x = c.x(0), &w = c.x(1);
   requireFloat(c, x, "X");
   if (x->ndim() < 3 || x->ndim() > 5) c.fail("only 1-3 spatial dimensions are supported");
   if (w->ndim() != x->ndim()) c.fail("W must have X's rank");
   size_t n = x->ndim() - 2;
-  std::vector<int64_t> kernel(w->shape.begin() + 2, w->shape.end());
-  if (c.hasAttr("kernel_shape") && c.attrInts("kernel_shape", {}) != kernel)
+  kernel->assign(w->shape.begin() + 2, w->shape.end());
+  if (c.hasAttr("kernel_shape") && c.attrInts("kernel_shape", {}) != *kernel)
     c.fail("'kernel_shape' does not match W");
   ops::ConvParams p;
   p.stride = spatialAttr(c, "strides", n, 1);
   p.dilation = spatialAttr(c, "dilations", n, 1);
   p.groups = c.attrInt("group", 1);
+  return p;
+}
+
+Outs convertConv(ConvertContext& c) {
+  const Tensor &x = c.x(0), &w = c.x(1);
+  std::vector<int64_t> kernel;
+  ops::ConvParams p = convCommon(c, &kernel);
   Shape in(x->shape.begin() + 2, x->shape.end());
   resolvePads(c, in, kernel, p.stride, p.dilation, &p.padBefore, &p.padAfter);
   Tensor y = ops::conv(x, w, p, c.name());
@@ -300,16 +302,9 @@ Outs convertConv(ConvertContext& c) {
 
 Outs convertConvTranspose(ConvertContext& c) {
   const Tensor &x = c.x(0), &w = c.x(1);
-  requireFloat(c, x, "X");
-  if (x->ndim() < 3 || x->ndim() > 5) c.fail("only 1-3 spatial dimensions are supported");
-  size_t n = x->ndim() - 2;
-  std::vector<int64_t> kernel(w->shape.begin() + 2, w->shape.end());
-  if (c.hasAttr("kernel_shape") && c.attrInts("kernel_shape", {}) != kernel)
-    c.fail("'kernel_shape' does not match W");
-  ops::ConvParams p;
-  p.stride = spatialAttr(c, "strides", n, 1);
-  p.dilation = spatialAttr(c, "dilations", n, 1);
-  p.groups = c.attrInt("group", 1);
+  std::vector<int64_t> kernel;
+  ops::ConvParams p = convCommon(c, &kernel);
+  size_t n = kernel.size();
   auto outPad = c.attrInts("output_padding", std::vector<int64_t>(n, 0));
   if (outPad.size() != n) c.fail("'output_padding' needs " + std::to_string(n) + " values");
   std::string autoPad = c.attrString("auto_pad", "NOTSET");

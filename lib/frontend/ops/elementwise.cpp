@@ -17,7 +17,8 @@ Tensor unary(const Tensor& x, const std::string& name, const std::string& tag,
   return compute(name, tag, x->shape, [&](auto& ax) { return f(read(x, sameIndex(ax))); });
 }
 
-// Index into an input broadcast to `out` (NumPy rules, dimensions aligned right).
+} // namespace
+
 std::vector<Expr> broadcastIndex(const Tensor& t, const Shape& out, const std::vector<Var>& ax) {
   std::vector<Expr> idx;
   size_t off = out.size() - t->ndim();
@@ -25,8 +26,6 @@ std::vector<Expr> broadcastIndex(const Tensor& t, const Shape& out, const std::v
     idx.push_back(t->shape[d] == 1 && out[off + d] != 1 ? intImm(0) : Expr(ax[off + d]));
   return idx;
 }
-
-} // namespace
 
 Tensor relu(const Tensor& x, const std::string& name) {
   return unary(x, name, "relu", [](Expr v) { return max(v, constLike(v, 0)); });

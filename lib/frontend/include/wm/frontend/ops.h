@@ -69,6 +69,8 @@ Tensor mul(const Tensor& a, const Tensor& b, const std::string& name = "mul");
 Tensor div(const Tensor& a, const Tensor& b, const std::string& name = "div");
 /// x + bias[i_axis] with bias of shape [x.shape[axis]].
 Tensor biasAdd(const Tensor& x, const Tensor& bias, int axis, const std::string& name = "bias_add");
+/// The index into t of element `ax` of a NumPy broadcast to `out` (dimensions aligned right).
+std::vector<ir::Expr> broadcastIndex(const Tensor& t, const Shape& out, const std::vector<ir::Var>& ax);
 /// Broadcast shape of two shapes; user error naming `what` when incompatible.
 Shape broadcastShape(const Shape& a, const Shape& b, const std::string& what);
 
