@@ -1,6 +1,7 @@
 #include <wm/runtime/graph_executor.h>
 
 #include <wm/codegen/llvm.h>
+#include <wm/ir/printer.h>
 #include <wm/lower/lower.h>
 #include <wm/runtime/buffer.h>
 #include <wm/runtime/parallel.h>
@@ -129,7 +130,6 @@ struct GraphExecutor::Impl {
             (best < 0 || slots[s].bytes < slots[best].bytes))
           best = static_cast<int>(s);
       if (best < 0) {
-        // grow the largest free slot rather than adding one, when one is free
         storage.push_back(rawBuffer(need));
         slots.push_back({storage.size() - 1, need, -1});
         stats.bufferBytes += need;
@@ -180,8 +180,8 @@ std::vector<ir::NDArray> GraphExecutor::run(const std::vector<ir::NDArray>& inpu
   for (size_t i = 0; i < inputs.size(); ++i) {
     const PValue& v = p.values[p.inputs[i]];
     if (inputs[i].shape() != v.shape || inputs[i].dtype() != v.dtype)
-      WM_USER_ERROR() << p.path << ": input '" << v.name << "' needs " << ir::dtypeName(v.dtype) << " "
-                      << ir::Shape(v.shape).size() << "-d shape matching the model";
+      WM_USER_ERROR() << p.path << ": input '" << v.name << "' is " << ir::typeString(v.dtype, v.shape) << ", got "
+                      << ir::typeString(inputs[i].dtype(), inputs[i].shape());
     storeInto(impl_->ptr[p.inputs[i]], inputs[i]);
   }
   runKernels();

@@ -118,25 +118,17 @@ torch::Tensor pool(const NodeCtx& c, const torch::Tensor& x, bool isMax) {
     if (n == 2) return torch::max_pool2d(xp, k, s, padding, d, ceil);
     return torch::max_pool3d(xp, k, s, padding, d, ceil);
   }
-  // average: sum / count, both as zero-padded averages (the window divisor cancels)
+  // average: sum / count, both as averages over the padded input (the window divisor cancels);
+  // the count pads with ones when the pads count (count_include_pad), else with zeros
   bool include = c.i("count_include_pad", 0) != 0;
-  auto avg = [&](const torch::Tensor& t) {
-    auto tp = F::pad(t, F::PadFuncOptions(torchPad(p)));
+  auto avg = [&](const torch::Tensor& t, double padValue) {
+    auto tp = F::pad(t, F::PadFuncOptions(torchPad(p)).value(padValue));
     std::vector<int64_t> zero(n, 0);
     if (n == 1) return torch::avg_pool1d(tp, k, s, zero, ceil, true);
     if (n == 2) return torch::avg_pool2d(tp, k, s, zero, ceil, true);
     return torch::avg_pool3d(tp, k, s, zero, ceil, true);
   };
-  torch::Tensor ones = torch::ones_like(x);
-  torch::Tensor cnt = include ? avg(F::pad(ones, F::PadFuncOptions(torchPad(std::vector<int64_t>(2 * n, 0))))) : avg(ones);
-  if (include) {
-    // with count_include_pad the pads count, the area beyond them does not
-    auto big = F::pad(ones, F::PadFuncOptions(torchPad(p)).value(1.0));
-    std::vector<int64_t> zero(n, 0);
-    cnt = n == 1 ? torch::avg_pool1d(big, k, s, zero, ceil, true)
-          : n == 2 ? torch::avg_pool2d(big, k, s, zero, ceil, true) : torch::avg_pool3d(big, k, s, zero, ceil, true);
-  }
-  return avg(x) / cnt;
+  return avg(x, 0.0) / avg(torch::ones_like(x), include ? 1.0 : 0.0);
 }
 
 std::vector<int64_t> broadcastShape(std::vector<int64_t> a, std::vector<int64_t> b) {
@@ -254,7 +246,11 @@ std::vector<torch::Tensor> runNode(NodeCtx& c) {
     std::vector<int64_t> ns(in[0].sizes().begin() + axis, in[0].sizes().end());
     auto scale = in[1].expand(ns).contiguous();
     torch::Tensor b = c.has(2) ? in[2].expand(ns).contiguous() : torch::Tensor();
-    return {torch::layer_norm(in[0], ns, scale, b, c.f("epsilon", 1e-5))};
+    std::vector<int64_t> dims;
+    for (int64_t d = axis; d < in[0].dim(); ++d) dims.push_back(d);
+    auto mean = in[0].mean(dims, true);
+    auto invStd = torch::rsqrt((in[0] - mean).pow(2).mean(dims, true) + c.f("epsilon", 1e-5));
+    return {torch::layer_norm(in[0], ns, scale, b, c.f("epsilon", 1e-5)), mean, invStd};
   }
   if (op == "Softmax") {
     int64_t axis = c.axis(c.i("axis", c.opset >= 13 ? -1 : 1), in[0].dim());
@@ -380,7 +376,8 @@ std::vector<torch::Tensor> runNode(NodeCtx& c) {
     for (int64_t d = axis + 1; d < in[0].dim(); ++d) shape.push_back(in[0].size(d));
     return {g.reshape(shape)};
   }
-  if (op == "Identity" || op == "Dropout") return {in[0]};
+  if (op == "Identity") return {in[0]};
+  if (op == "Dropout") return {in[0], torch::ones_like(in[0], torch::kBool)}; // inference: nothing dropped
   if (op == "Shape") {
     auto s = in[0].sizes().vec();
     int64_t r = static_cast<int64_t>(s.size());
@@ -429,8 +426,12 @@ struct TorchReference::Impl {
         for (auto& name : n.inputs) c.in.push_back(name.empty() ? torch::Tensor() : env.at(name));
         outs = runNode(c);
       }
-      for (size_t o = 0; o < n.outputs.size() && o < outs.size(); ++o)
-        if (!n.outputs[o].empty()) env[n.outputs[o]] = outs[o];
+      for (size_t o = 0; o < n.outputs.size(); ++o) {
+        if (n.outputs[o].empty()) continue;
+        if (o >= outs.size())
+          WM_USER_ERROR() << "reference: node '" << n.name << "' (" << n.op << "): output " << o << " is not implemented";
+        env[n.outputs[o]] = outs[o];
+      }
     }
     std::vector<torch::Tensor> r;
     for (auto& o : g.outputs) r.push_back(env.at(o));

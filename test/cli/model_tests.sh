@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # End-to-end tests on generated ONNX models: tasks, run --check (libtorch reference), tune on a
 # model and run with its log, .npy inputs and outputs, malformed files.
-# usage: model_tests.sh PATH/TO/wmtune MODELS_DIR   (MODELS_DIR from scripts/gen_models.py)
+# usage: model_tests.sh PATH/TO/wmtune MODELS_DIR [ONNX_NODE_TESTS_DIR]
+#   (MODELS_DIR from scripts/gen_models.py; the node tests give the reference executor's edge cases)
 set -u
 WM="$1"
 M="$2"
+NODE="${3:-}"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 py=/usr/bin/python3
@@ -44,6 +46,18 @@ for model in resnet18 mobilenetv2 bert mlp; do
   expect 0 'max abs error .* -> ok' -- run "$M/$model.onnx" --check
 done
 expect 0 'bench \(.*wmtune [0-9.]+ ms, libtorch reference [0-9.]+ ms' -- run "$M/mlp.onnx" --bench --repeat 3 --min-seconds 0.1
+
+# the libtorch reference executor agrees with wmtune (whose kernels match ONNX's expected
+# outputs) on padding, pooling and transposed-conv edge cases of the ONNX node tests
+if [ -n "$NODE" ]; then
+  for t in averagepool_2d_pads_count_include_pad averagepool_2d_pads averagepool_2d_ceil averagepool_2d_same_upper \
+           averagepool_3d_default maxpool_2d_pads maxpool_2d_same_lower maxpool_2d_dilations maxpool_2d_ceil \
+           conv_with_autopad_same conv_with_strides_and_asymmetric_padding convtranspose_pads \
+           layer_normalization_4d_axis1 softmax_axis_1 gemm_all_attributes dropout_default_mask; do
+    [ -f "$NODE/test_$t/model.onnx" ] || continue
+    expect 0 'max abs error .* -> ok' -- run "$NODE/test_$t/model.onnx" --check
+  done
+fi
 
 # .npy in and out: the same input file gives the same output file; a named output works
 "$py" -c "import numpy as np; np.save('$TMP/x.npy', np.random.RandomState(0).randn(8, 256).astype(np.float32))"
