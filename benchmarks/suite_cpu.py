@@ -8,7 +8,10 @@ cost-model configuration and seed, one after another in one run, on an otherwise
 Configurations: wm (the world model from the shipped checkpoint, learning online), ansor (static
 features + XGBoost from scratch, as Ansor runs), ansor-warm (ansor trained first on the
 pre-training log, out/pretrain/train.jsonl), random. --long-trials adds ansor at that many trials
-(seed 1) for the sample-efficiency comparison. Results go to OUT/results.json after every tuning
+(seed 1) for the sample-efficiency comparison: the report then also gives, from that run's log,
+the best latency after 64/128/256/512/... trials relative to wm at 64, and the number of trials
+ansor needed to reach wm's 64-trial latency. --report-only rewrites the report from
+results.json and the logs without tuning. Results go to OUT/results.json after every tuning
 run, and OUT/report.md (a Markdown table: geomean over seeds of each best latency, and the
 geomean ratio of wm to each configuration) is rewritten as results come in. Runs already in
 results.json are skipped, so an interrupted suite resumes.
@@ -31,6 +34,56 @@ def workloads(path):
 
 def geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return (xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])) if n else 0.0
+
+
+def best_curve(log):
+    """Best latency so far after each record of a tuning log (inf before the first success)."""
+    curve, best = [], math.inf
+    for line in open(log):
+        line = line.strip()
+        if not line:
+            continue
+        r = json.loads(line)
+        if r.get("error", "none") == "none" and r.get("costs"):
+            best = min(best, median(r["costs"]))
+        curve.append(best)
+    return curve
+
+
+def efficiency(res, suite, out, trials, long_trials):
+    """Lines comparing ansor's long run (seed 1) with wm at `trials` trials."""
+    marks = [t for t in (64, 128, 256, 512) if t < long_trials] + [long_trials]
+    rows, ratios, reach = [], {t: [] for t in marks}, []
+    for i, w in enumerate(suite):
+        log = os.path.join(out, f"ansor-long-s1-w{i}.jsonl")
+        wm = [res[k]["best_s"] for k in res if res[k]["config"] == "wm" and res[k]["workload"] == w and res[k]["best_s"] > 0]
+        if f"ansor-long/1/{i}" not in res or not wm or not os.path.exists(log):
+            continue
+        target = geomean(wm)
+        curve = best_curve(log)
+        cells = []
+        for t in marks:
+            b = curve[min(t, len(curve)) - 1]
+            ratios[t].append(b / target)
+            cells.append(f"{b / target:.2f}")
+        n = next((j + 1 for j, b in enumerate(curve) if b <= target), None)
+        reach.append(n)
+        rows.append(f"| {w} | {target * 1e3:.4f} ms | " + " | ".join(cells) + f" | {n if n else f'> {len(curve)}'} |")
+    if not rows:
+        return []
+    lines = ["", f"Sample efficiency: ansor's best after n trials (one {long_trials}-trial run, seed 1) divided by wm's "
+             f"best at {trials} trials (> 1: ansor still slower), and the trials ansor needed to reach wm's latency:", "",
+             f"| workload | wm@{trials} | " + " | ".join(f"ansor@{t}" for t in marks) + " | ansor trials to reach wm |",
+             "| --- | --- |" + " --- |" * (len(marks) + 1)] + rows
+    lines.append("| geomean | | " + " | ".join(f"{geomean(ratios[t]):.2f}" for t in marks) + " | " +
+                 f"{sum(1 for n in reach if n)} of {len(reach)} reached |")
+    return lines
 
 
 def report(res, suite, configs, seeds, trials, long_trials, path):
@@ -60,6 +113,8 @@ def report(res, suite, configs, seeds, trials, long_trials, path):
         walls.setdefault(v["config"], []).append(v["wall_s"])
     lines.append("")
     lines.append("Mean tuning wall time per workload: " + ", ".join(f"{c} {sum(v) / len(v):.1f} s" for c, v in walls.items()))
+    if long_trials:
+        lines += efficiency(res, suite, os.path.dirname(path), trials, long_trials)
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
 
@@ -74,6 +129,7 @@ def main():
     ap.add_argument("--long-trials", type=int, default=0)
     ap.add_argument("--min-ms", type=float, default=100)
     ap.add_argument("--wmtune", default=os.path.join(ROOT, "build", "apps", "wmtune", "wmtune"))
+    ap.add_argument("--report-only", action="store_true", help="rewrite OUT/report.md from results.json and the logs")
     ap.add_argument("--pretrain-log", default=os.path.join(ROOT, "out", "pretrain", "train.jsonl"))
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
@@ -83,6 +139,9 @@ def main():
     suite = workloads(args.suite)
     rpath = os.path.join(args.out, "results.json")
     res = json.load(open(rpath)) if os.path.exists(rpath) else {}
+    if args.report_only:
+        report(res, suite, args.configs, args.seeds, args.trials, args.long_trials, os.path.join(args.out, "report.md"))
+        return
     runs = [(s, c, args.trials) for s in args.seeds for c in args.configs]
     if args.long_trials:
         runs.append((args.seeds[0], "ansor-long", args.long_trials))
