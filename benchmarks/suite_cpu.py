@@ -56,14 +56,14 @@ def best_curve(log):
     return curve
 
 
-def efficiency(res, suite, out, trials, long_trials):
-    """Lines comparing ansor's long run (seed 1) with wm at `trials` trials."""
+def efficiency(res, suite, out, trials, long_trials, seed):
+    """Lines comparing ansor's long run (made with `seed`) with wm at `trials` trials."""
     marks = [t for t in (64, 128, 256, 512) if t < long_trials] + [long_trials]
     rows, ratios, reach = [], {t: [] for t in marks}, []
     for i, w in enumerate(suite):
-        log = os.path.join(out, f"ansor-long-s1-w{i}.jsonl")
+        log = os.path.join(out, f"ansor-long-s{seed}-w{i}.jsonl")
         wm = [res[k]["best_s"] for k in res if res[k]["config"] == "wm" and res[k]["workload"] == w and res[k]["best_s"] > 0]
-        if f"ansor-long/1/{i}" not in res or not wm or not os.path.exists(log):
+        if f"ansor-long/{seed}/{i}" not in res or not wm or not os.path.exists(log):
             continue
         target = geomean(wm)
         curve = best_curve(log)
@@ -77,7 +77,7 @@ def efficiency(res, suite, out, trials, long_trials):
         rows.append(f"| {w} | {target * 1e3:.4f} ms | " + " | ".join(cells) + f" | {n if n else f'> {len(curve)}'} |")
     if not rows:
         return []
-    lines = ["", f"Sample efficiency: ansor's best after n trials (one {long_trials}-trial run, seed 1) divided by wm's "
+    lines = ["", f"Sample efficiency: ansor's best after n trials (one {long_trials}-trial run, seed {seed}) divided by wm's "
              f"best at {trials} trials (> 1: ansor still slower), and the trials ansor needed to reach wm's latency:", "",
              f"| workload | wm@{trials} | " + " | ".join(f"ansor@{t}" for t in marks) + " | ansor trials to reach wm |",
              "| --- | --- |" + " --- |" * (len(marks) + 1)] + rows
@@ -114,7 +114,7 @@ def report(res, suite, configs, seeds, trials, long_trials, path):
     lines.append("")
     lines.append("Mean tuning wall time per workload: " + ", ".join(f"{c} {sum(v) / len(v):.1f} s" for c, v in walls.items()))
     if long_trials:
-        lines += efficiency(res, suite, os.path.dirname(path), trials, long_trials)
+        lines += efficiency(res, suite, os.path.dirname(path), trials, long_trials, seeds[0])
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
 
