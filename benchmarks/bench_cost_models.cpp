@@ -7,6 +7,7 @@
 // For each workload: a batch of candidates like the evolutionary search's (random annotations
 // of the task's sketches), the ansor model trained on 128 measured-like samples (so that it
 // runs its trees, not its random fallback), then predict() timed on the whole batch.
+#include <wm/codegen/codegen.h>
 #include <wm/costmodel/cost_model.h>
 #include <wm/costmodel/world_model.h>
 #include <wm/frontend/workload.h>
@@ -36,11 +37,12 @@ int main(int argc, char** argv) {
   std::cout << std::left << std::setw(56) << "workload" << std::right << std::setw(8) << "batch" << std::setw(16)
             << "wm cand/s" << std::setw(16) << "ansor cand/s" << std::setw(16) << "random cand/s" << std::setw(10)
             << "wm/ansor" << "\n";
+  target::Target target = codegen::resolveTarget({"llvm", "", "", threads});
   double logSum = 0;
   int n = 0;
   for (const char* spec : specs) {
     auto w = parseWorkload(spec);
-    search::SearchTask task(w.dag, search::TargetKind::Cpu, search::HardwareParams::hostCpu());
+    search::SearchTask task(w.dag, target);
     auto sketches = search::generateSketches(task);
     Rng rng(1);
     std::vector<sched::State> states;
@@ -57,7 +59,7 @@ int main(int argc, char** argv) {
     costmodel::WorldModelOptions wo;
     wo.threads = threads;
     wo.init = costmodel::defaultWorldModelCheckpoint();
-    costmodel::WorldModel wm(wo, costmodel::HardwareFeatures::hostCpu(threads));
+    costmodel::WorldModel wm(wo, costmodel::HardwareFeatures::of(target));
     auto rnd = costmodel::makeRandomModel(1);
     auto rate = [&](costmodel::CostModel& m) {
       double best = 1e30;

@@ -6,12 +6,12 @@
 //   env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE build/benchmarks/wm_bench_cpu [--threads N]
 //
 // (Unset both variables for benchmarks only; they halve OpenBLAS on this CPU.)
-#include <wm/codegen/llvm.h>
+#include <wm/codegen/codegen.h>
 #include <wm/frontend/workload.h>
 #include <wm/ir/interpreter.h>
 #include <wm/lower/lower.h>
 #include <wm/runtime/buffer.h>
-#include <wm/runtime/parallel.h>
+#include <wm/rt/parallel.h>
 #include <wm/schedule/steps.h>
 
 #include <torch/torch.h>
@@ -115,7 +115,7 @@ double timeSchedule(const Workload& w, const std::vector<sched::Step>& steps,
   auto r = sched::replay(w.dag, steps);
   if (!r.error.empty()) throw std::runtime_error("schedule: " + r.error);
   auto f = lower::lower(r.state);
-  auto k = codegen::JitKernel::compile(f, codegen::CpuTarget::host());
+  auto k = codegen::JitKernel::compile(f, codegen::resolveTarget({}));
   std::vector<runtime::HostBuffer> bufs;
   for (auto& a : inputs) bufs.push_back(runtime::HostBuffer::from(a));
   for (auto& o : f.outputs) bufs.emplace_back(o->dtype, o->shape, o->allocElements());
@@ -147,7 +147,7 @@ int main(int argc, char** argv) {
     }
   }
   torch::set_num_threads(threads);
-  runtime::setNumThreads(threads);
+  rt::setNumThreads(threads);
   double peak = 0;
   for (int i = 0; i < 3; ++i) peak = std::max(peak, peakGflops(threads)); // best of 3: the machine is shared
   std::cout << "threads " << threads << ", measured FMA peak " << std::fixed << std::setprecision(1) << peak

@@ -2,14 +2,16 @@
 // (a JSON step list, the format the tuning log stores) to a workload, lowers it and prints the
 // loop nest; --check runs the loop-nest interpreter against the reference interpreter.
 #include "commands.h"
+#include "option_flags.h"
 
-#include <wm/codegen/llvm.h>
+#include <wm/codegen/codegen.h>
 #include <wm/frontend/workload.h>
 #include <wm/ir/interpreter.h>
 #include <wm/lower/loop_interpreter.h>
 #include <wm/lower/lower.h>
 #include <wm/schedule/steps.h>
 #include <wm/support/error.h>
+#include <wm/support/files.h>
 
 #include <CLI/CLI.hpp>
 
@@ -30,7 +32,7 @@ struct CompileOptions {
   bool timePasses = false;
   uint64_t seed = 0;
   std::string output;
-  std::string mcpu, mattr;
+  target::TargetOptions target;
 };
 
 } // namespace
@@ -58,8 +60,7 @@ Command addCompileCommand(CLI::App& app) {
       ->check(CLI::IsMember({"loops", "state", "steps", "llvm", "llvm-raw", "asm", "obj"}))
       ->capture_default_str();
   sub->add_option("-o,--output", o->output, "Write the emitted text or object here instead of stdout");
-  sub->add_option("--mcpu", o->mcpu, "Target CPU for llvm/asm/obj (default: this machine's)");
-  sub->add_option("--mattr", o->mattr, "Target features, e.g. +avx2,+fma (default: this machine's)");
+  addOptionFlags(*sub, o->target, target::targetOptionTable(), {"mcpu", "mattr"});
   sub->add_flag("--check", o->check, "Run the loop nest and compare with the reference interpreter");
   sub->add_flag("--print-after-all", o->printAfterAll, "Print the IR after every lowering pass");
   sub->add_flag("--time-passes", o->timePasses, "Print the time of every lowering pass");
@@ -89,7 +90,7 @@ Command addCompileCommand(CLI::App& app) {
     std::string text;
     if (o->emit == "loops") text = lower::toString(f);
     if (o->emit == "llvm" || o->emit == "llvm-raw" || o->emit == "asm" || o->emit == "obj") {
-      auto target = codegen::CpuTarget::host(o->mcpu, o->mattr);
+      auto target = codegen::resolveTarget(o->target);
       auto kind = o->emit == "asm" ? codegen::EmitKind::Assembly
                   : o->emit == "obj" ? codegen::EmitKind::Object
                                      : codegen::EmitKind::LlvmIr;
@@ -98,9 +99,7 @@ Command addCompileCommand(CLI::App& app) {
         WM_USER_ERROR() << "--emit obj writes binary code: give -o FILE";
     }
     if (!o->output.empty()) {
-      std::ofstream out(o->output, std::ios::binary);
-      if (!out) WM_USER_ERROR() << o->output << ": cannot write";
-      out << text;
+      writeFileAtomically(o->output, text);
     } else {
       std::cout << text;
     }

@@ -1,8 +1,9 @@
 // `wmtune measure -w SPEC [--schedule FILE.json]`: builds the schedule (or the naive program)
-// in a measurement worker, checks it against the reference and times it. Also `wmtune worker`,
-// the worker mode the measurer starts (not for direct use; hidden from --help).
+// in a measurement worker, checks it against the reference and times it.
 #include "commands.h"
+#include "option_flags.h"
 
+#include <wm/codegen/codegen.h>
 #include <wm/frontend/workload.h>
 #include <wm/runtime/measure.h>
 #include <wm/schedule/steps.h>
@@ -11,8 +12,6 @@
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
-
-#include <unistd.h>
 
 #include <algorithm>
 #include <fstream>
@@ -27,6 +26,7 @@ namespace {
 struct MeasureCli {
   std::string spec, schedule;
   runtime::MeasureOptions opts;
+  target::TargetOptions target;
   bool json = false;
 };
 
@@ -37,17 +37,8 @@ Command addMeasureCommand(CLI::App& app) {
   auto o = std::make_shared<MeasureCli>();
   sub->add_option("-w,--workload", o->spec, "Workload spec op:key=value,...")->required();
   sub->add_option("--schedule", o->schedule, "JSON step list (default: the naive program)");
-  sub->add_option("--repeat", o->opts.minRepeat, "Minimum number of timed runs")->capture_default_str();
-  sub->add_option("--min-ms", o->opts.minRepeatMs, "Minimum total time of the timed runs (ms)")->capture_default_str();
-  sub->add_option("--warmup", o->opts.warmup, "Untimed runs before timing")->capture_default_str();
-  sub->add_option("--threads", o->opts.threads, "Kernel threads (0: all cores)")->capture_default_str();
-  sub->add_flag("--flush", o->opts.flushCache, "Flush the caches before each timed run");
-  sub->add_option("--slow-run", o->opts.slowRunS, "Seconds after which the first run is the only run")->capture_default_str();
-  sub->add_option("--build-timeout", o->opts.buildTimeoutS, "Seconds")->capture_default_str();
-  sub->add_option("--run-timeout", o->opts.runTimeoutS, "Seconds")->capture_default_str();
-  sub->add_option("--seed", o->opts.seed, "Seed of the random inputs")->capture_default_str();
-  sub->add_option("--mcpu", o->opts.mcpu, "Target CPU (default: this machine's)");
-  sub->add_option("--mattr", o->opts.mattr, "Target features (default: this machine's)");
+  addOptionFlags(*sub, o->opts, runtime::measureOptionTable());
+  addOptionFlags(*sub, o->target, target::targetOptionTable());
   sub->add_flag("--json", o->json, "Print the result as JSON");
   return [o]() {
     Workload w = parseWorkload(o->spec);
@@ -55,7 +46,7 @@ Command addMeasureCommand(CLI::App& app) {
     auto r = sched::replay(w.dag, in.steps);
     if (!r.error.empty())
       WM_USER_ERROR() << o->schedule << ": step " << r.failedStep << ": " << r.error;
-    auto m = runtime::makeWorkerMeasurer(o->opts)->measure({in})[0];
+    auto m = runtime::makeWorkerMeasurer(o->opts, codegen::resolveTarget(o->target))->measure({in})[0];
     double flops = static_cast<double>(w.dag.flops());
     double gflops = m.median > 0 ? flops / m.median * 1e-9 : 0;
     if (o->json) {
@@ -78,16 +69,6 @@ Command addMeasureCommand(CLI::App& app) {
                 << ": " << m.message << "\n";
     }
     return m.error == runtime::MeasureError::None ? 0 : 1;
-  };
-}
-
-Command addWorkerCommand(CLI::App& app) {
-  auto* sub = app.add_subcommand("worker", "Measurement worker (started by the tuner)");
-  sub->group(""); // hidden: an internal mode
-  return []() {
-    int out = dup(1);
-    dup2(2, 1); // nothing but the protocol may reach the pipe
-    return runtime::runWorker(0, out);
   };
 }
 

@@ -3,7 +3,9 @@
 // default schedule), optionally checked against and timed beside the libtorch reference
 // executor.
 #include "commands.h"
+#include "option_flags.h"
 
+#include <wm/codegen/codegen.h>
 #include <wm/frontend/model.h>
 #include <wm/runtime/graph_executor.h>
 #include <wm/runtime/npy.h>
@@ -15,6 +17,7 @@
 #endif
 
 #include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <chrono>
@@ -25,7 +28,6 @@
 #include <map>
 #include <optional>
 #include <sstream>
-#include <thread>
 
 namespace wm::cli {
 
@@ -35,23 +37,20 @@ struct RunCli {
   std::string model, log;
   std::vector<std::string> inputs, outputs;
   bool check = false, bench = false;
-  int threads = 0, repeat = 20;
+  target::TargetOptions target;
+  int repeat = 20;
   double tolerance = 1e-3, minSeconds = 1.0;
   uint64_t seed = 0;
 };
 
-/// Best (lowest median) valid record per task key.
-std::map<std::string, std::vector<sched::Step>> bestSchedules(const std::string& path) {
-  if (!std::filesystem::exists(path)) WM_USER_ERROR() << "--log " << path << ": no such file";
-  search::TuningLog log(path);
-  std::map<std::string, std::pair<double, std::vector<sched::Step>>> best;
-  for (auto& r : log.records()) {
-    if (!r.ok()) continue;
-    auto it = best.find(r.task);
-    if (it == best.end() || r.median() < it->second.first) best[r.task] = {r.median(), r.steps};
-  }
+/// The best record per task key of the log, for the target.
+std::map<std::string, std::vector<sched::Step>> bestSchedules(const std::string& path, const target::Target& t) {
+  search::TuningLog log(path, search::TuningLog::Mode::Read);
+  int other = 0;
   std::map<std::string, std::vector<sched::Step>> out;
-  for (auto& [k, v] : best) out[k] = v.second;
+  for (auto& [key, rec] : search::bestRecords(log.records(), t, &other)) out[key] = rec->steps;
+  if (other > 0)
+    spdlog::warn("{}: {} record(s) were measured on another target than '{}'; they are not used", path, other, t.key());
   return out;
 }
 
@@ -147,7 +146,7 @@ Command addRunCommand(CLI::App& app) {
   sub->add_option("--output", o->outputs, "Per graph output, in order: FILE.npy; or NAME=FILE.npy (repeatable)");
   sub->add_flag("--check", o->check, "Compare the outputs with the libtorch reference executor (float64)");
   sub->add_flag("--bench", o->bench, "Time the model and the libtorch reference executor (float32), same threads");
-  sub->add_option("--threads", o->threads, "Threads for wmtune's kernels and libtorch (0: all cores)")->capture_default_str();
+  addOptionFlags(*sub, o->target, target::targetOptionTable());
   sub->add_option("--repeat", o->repeat, "Timed runs at least (--bench)")->check(CLI::PositiveNumber)->capture_default_str();
   sub->add_option("--min-seconds", o->minSeconds, "Timed seconds at least (--bench)")->capture_default_str();
   sub->add_option("--tolerance", o->tolerance, "Largest relative error --check accepts: |a-b| / max(1, |b|)")->capture_default_str();
@@ -156,13 +155,12 @@ Command addRunCommand(CLI::App& app) {
     auto graph = frontend::loadOnnx(o->model);
     auto prog = frontend::buildProgram(graph);
     auto plan = frontend::planModel(prog);
+    target::Target target = codegen::resolveTarget(o->target);
+    int threads = target.cores;
     std::map<std::string, std::vector<sched::Step>> schedules;
-    if (!o->log.empty()) schedules = bestSchedules(o->log);
-    int threads = o->threads > 0 ? o->threads : static_cast<int>(std::thread::hardware_concurrency());
+    if (!o->log.empty()) schedules = bestSchedules(o->log, target);
     auto inputs = readInputs(*o, prog);
-    runtime::ExecutorOptions eo;
-    eo.threads = threads;
-    runtime::GraphExecutor exec(prog, plan, schedules, eo);
+    runtime::GraphExecutor exec(prog, plan, schedules, target);
     const auto& st = exec.stats();
     std::cout << "model " << o->model << ": " << plan.groups.size() << " fused subgraphs, " << plan.tasks.size()
               << " tasks (" << st.tunedKernels << " tuned from the log, " << st.kernels - st.tunedKernels

@@ -2,8 +2,10 @@
 // `wmtune eval-model --model wm.pt|ansor|random [--train LOG...] LOG...`: ranking metrics of a
 // cost model on the measured records of held-out tasks (pairwise accuracy, top-1, top-5).
 #include "commands.h"
+#include "option_flags.h"
 
-#include <wm/costmodel/cost_model.h>
+#include <wm/codegen/codegen.h>
+#include <wm/costmodel/factory.h>
 #include <wm/costmodel/metrics.h>
 #include <wm/costmodel/world_model.h>
 #include <wm/frontend/model.h>
@@ -11,6 +13,7 @@
 #include <wm/schedule/steps.h>
 #include <wm/search/tuning_log.h>
 #include <wm/support/error.h>
+#include <wm/support/files.h>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -25,70 +28,6 @@
 #include <set>
 
 namespace wm::cli {
-
-ir::ComputeDAG dagOfWorkload(const std::string& spec) {
-  if (spec.rfind("onnx:", 0) == 0) return frontend::onnxTaskDag(spec);
-  return parseWorkload(spec).dag;
-}
-
-void addWorldModelOptions(CLI::App& sub, costmodel::WorldModelOptions& o) {
-  sub.add_option("--wm-latent", o.latent, "wm: latent size")->check(CLI::PositiveNumber)->capture_default_str();
-  sub.add_option("--wm-hidden", o.hidden, "wm: hidden width")->check(CLI::Range(2, 4096))->capture_default_str();
-  sub.add_option("--wm-transition", o.transition, "wm: transition network")->check(CLI::IsMember({"mlp", "gru"}))->capture_default_str();
-  sub.add_option("--wm-lr", o.lr, "wm: Adam learning rate")->check(CLI::PositiveNumber)->capture_default_str();
-  sub.add_option("--wm-regression", o.regression, "wm: weight of the regression term")->check(CLI::NonNegativeNumber)->capture_default_str();
-  sub.add_option("--wm-steps-per-update", o.stepsPerUpdate, "wm: training steps after each round")->check(CLI::NonNegativeNumber)->capture_default_str();
-  sub.add_option("--wm-batch-tasks", o.batchTasks, "wm: tasks per training batch")->check(CLI::PositiveNumber)->capture_default_str();
-  sub.add_option("--wm-batch-per-task", o.batchPerTask, "wm: samples per task in a batch")->check(CLI::Range(2, 100000))->capture_default_str();
-}
-
-std::string resolveInit(const std::string& init) {
-  if (init == "none") return "";
-  if (init == "default") {
-    std::string p = costmodel::defaultWorldModelCheckpoint();
-    if (p.empty()) spdlog::warn("no shipped world-model checkpoint found; starting from fresh weights");
-    return p;
-  }
-  if (!std::filesystem::exists(init)) WM_USER_ERROR() << "--init " << init << ": no such file";
-  return init;
-}
-
-std::vector<LoggedTask> readLoggedTasks(const std::vector<std::string>& paths) {
-  std::map<std::string, size_t> index;
-  std::vector<LoggedTask> tasks;
-  std::set<std::string> bad;
-  for (auto& p : paths) {
-    if (!std::filesystem::exists(p)) WM_USER_ERROR() << p << ": no such file";
-    search::TuningLog log(p);
-    for (auto& r : log.records()) {
-      if (bad.count(r.task)) continue;
-      auto it = index.find(r.task);
-      if (it == index.end()) {
-        LoggedTask t;
-        t.key = r.task;
-        t.workload = r.workload;
-        try {
-          t.dag = dagOfWorkload(r.workload);
-        } catch (const UserError& e) {
-          spdlog::warn("{}: task {} skipped: {}", p, r.task, e.what());
-          bad.insert(r.task);
-          continue;
-        }
-        it = index.emplace(r.task, tasks.size()).first;
-        tasks.push_back(std::move(t));
-      }
-      tasks[it->second].records.push_back(r);
-    }
-  }
-  return tasks;
-}
-
-std::vector<costmodel::MeasuredRecord> measuredRecords(const std::vector<LoggedTask>& tasks) {
-  std::vector<costmodel::MeasuredRecord> out;
-  for (auto& t : tasks)
-    for (auto& r : t.records) out.push_back({t.key, &t.dag, r.steps, r.ok() ? r.median() : 0.0});
-  return out;
-}
 
 namespace {
 
@@ -119,17 +58,17 @@ Command addTrainCommand(CLI::App& app) {
   sub->add_option("--steps", o->steps, "Adam steps")->check(CLI::PositiveNumber)->capture_default_str();
   sub->add_option("--init", o->init, "Checkpoint to continue from ('none': fresh weights)")->capture_default_str();
   sub->add_option("--seed", o->seed, "Seed")->capture_default_str();
-  addWorldModelOptions(*sub, o->wm);
+  addOptionFlags(*sub, o->wm, costmodel::worldModelOptionTable());
   return [o]() {
 #ifndef WM_HAVE_TORCH
     WM_USER_ERROR() << "train needs libtorch (build with WM_WITH_TORCH=ON)";
 #else
-    auto tasks = readLoggedTasks(o->logs);
+    auto tasks = search::readLoggedTasks(o->logs, frontend::workloadDag);
     if (tasks.empty()) WM_USER_ERROR() << "train: the logs hold no usable records";
     o->wm.seed = o->seed;
-    o->wm.init = resolveInit(o->init);
-    costmodel::WorldModel model(o->wm, costmodel::HardwareFeatures::hostCpu());
-    auto recs = measuredRecords(tasks);
+    o->wm.init = costmodel::resolveWorldModelInit(o->init);
+    costmodel::WorldModel model(o->wm, costmodel::HardwareFeatures::of(codegen::resolveTarget({})));
+    auto recs = search::measuredRecords(tasks);
     model.addSamples(recs);
     std::cout << "train: " << model.numSamples() << " samples of " << model.numTasks() << " tasks from "
               << o->logs.size() << " log(s)\n";
@@ -175,39 +114,39 @@ Command addEvalModelCommand(CLI::App& app) {
   sub->add_option("--train-steps", o->trainSteps, "wm: fine-tuning steps on --train")->capture_default_str();
   sub->add_option("--seed", o->seed, "Seed")->capture_default_str();
   sub->add_option("--json", o->json, "Also write the metrics as JSON to this file");
-  addWorldModelOptions(*sub, o->wm);
+  addOptionFlags(*sub, o->wm, costmodel::worldModelOptionTable());
   return [o]() {
-    auto evalTasks = readLoggedTasks(o->logs);
-    auto trainTasks = readLoggedTasks(o->train);
+    auto evalTasks = search::readLoggedTasks(o->logs, frontend::workloadDag);
+    auto trainTasks = search::readLoggedTasks(o->train, frontend::workloadDag);
     std::set<std::string> trainKeys;
     for (auto& t : trainTasks) trainKeys.insert(t.key);
     int overlap = 0;
     for (auto& t : evalTasks) overlap += trainKeys.count(t.key) > 0;
     if (overlap) spdlog::warn("{} evaluated task(s) are also in the training logs (not held out)", overlap);
-    std::unique_ptr<costmodel::CostModel> model;
-    if (o->model == "ansor") {
-      costmodel::AnsorModelOptions ao;
-      ao.seed = o->seed;
-      model = costmodel::makeAnsorModel(ao);
-      if (!trainTasks.empty()) model->update(measuredRecords(trainTasks));
-      else spdlog::warn("ansor without --train has no data: its scores are random");
-    } else if (o->model == "random") {
-      model = costmodel::makeRandomModel(o->seed);
+    target::Target target = codegen::resolveTarget({});
+    costmodel::CostModelOptions co;
+    co.seed = o->seed;
+    co.wm = o->wm;
+    if (o->model == "ansor" || o->model == "random") {
+      co.name = o->model;
     } else {
-#ifndef WM_HAVE_TORCH
-      WM_USER_ERROR() << "--model " << o->model << ": the world model needs libtorch (build with WM_WITH_TORCH=ON)";
-#else
       if (!std::filesystem::exists(o->model)) WM_USER_ERROR() << "--model " << o->model << ": no such file";
-      o->wm.init = o->model;
-      o->wm.seed = o->seed;
-      auto wm = std::make_unique<costmodel::WorldModel>(o->wm, costmodel::HardwareFeatures::hostCpu());
-      if (!trainTasks.empty() && o->trainSteps > 0) {
-        wm->addSamples(measuredRecords(trainTasks));
-        wm->train(o->trainSteps);
-      }
-      model = std::move(wm);
-#endif
+      co.name = "wm";
+      co.init = o->model;
     }
+    auto model = costmodel::makeCostModel(co, target);
+    if (o->model == "ansor") {
+      if (!trainTasks.empty()) model->update(search::measuredRecords(trainTasks));
+      else spdlog::warn("ansor without --train has no data: its scores are random");
+    }
+#ifdef WM_HAVE_TORCH
+    if (co.name == "wm" && !trainTasks.empty() && o->trainSteps > 0) {
+      auto* wm = dynamic_cast<costmodel::WorldModel*>(model.get());
+      WM_CHECK(wm) << "the factory's wm is not a WorldModel";
+      wm->addSamples(search::measuredRecords(trainTasks));
+      wm->train(o->trainSteps);
+    }
+#endif
     std::vector<costmodel::TaskEval> evals;
     double predictSeconds = 0;
     int predicted = 0;
@@ -235,13 +174,10 @@ Command addEvalModelCommand(CLI::App& app) {
               << "  top-5 score       " << m.top5 << "\n"
               << "  scoring           " << std::setprecision(0) << (predictSeconds > 0 ? predicted / predictSeconds : 0)
               << " candidates/s\n";
-    if (!o->json.empty()) {
-      std::ofstream out(o->json);
-      if (!out) WM_USER_ERROR() << o->json << ": cannot write";
-      out << nlohmann::json{{"model", o->model}, {"tasks", m.tasks}, {"samples", m.samples}, {"pairs", m.pairs},
-                            {"pairwise", m.pairwise}, {"top1", m.top1}, {"top5", m.top5}}.dump(2)
-          << "\n";
-    }
+    if (!o->json.empty())
+      writeFileAtomically(o->json, nlohmann::json{{"model", o->model}, {"tasks", m.tasks}, {"samples", m.samples},
+                                                  {"pairs", m.pairs}, {"pairwise", m.pairwise}, {"top1", m.top1},
+                                                  {"top5", m.top5}}.dump(2) + "\n");
     return 0;
   };
 }

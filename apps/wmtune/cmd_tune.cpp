@@ -3,14 +3,16 @@
 // per round and a summary table; Ctrl-C stops after the measurement in flight (the log is
 // complete up to there) and prints the summary.
 #include "commands.h"
+#include "option_flags.h"
 
-#include <wm/costmodel/cost_model.h>
-#include <wm/costmodel/world_model.h>
+#include <wm/codegen/codegen.h>
+#include <wm/costmodel/factory.h>
 #include <wm/frontend/model.h>
 #include <wm/frontend/workload.h>
 #include <wm/runtime/measure.h>
 #include <wm/search/tuner.h>
 #include <wm/support/error.h>
+#include <wm/support/files.h>
 #include <wm/support/strings.h>
 
 #include <CLI/CLI.hpp>
@@ -34,16 +36,14 @@ void onSigint(int) { gStop = true; }
 struct TuneCli {
   std::vector<std::string> specs;
   std::string model;
-  std::string target = "llvm";
-  std::string costModel = "random";
   std::string log = "tune.jsonl";
   std::string json;
   search::TuneOptions opts;
   runtime::MeasureOptions measure;
-  bool quiet = false;
-  std::string init = "default";
+  target::TargetOptions target;
+  costmodel::CostModelOptions costModel;
   std::vector<std::string> warmStart;
-  costmodel::WorldModelOptions wm;
+  bool simulatedCosts = false;
 };
 
 std::string ms(double s) {
@@ -75,83 +75,47 @@ Command addTuneCommand(CLI::App& app) {
   auto o = std::make_shared<TuneCli>();
   sub->add_option("model", o->model, "ONNX model: tune its fused tasks");
   sub->add_option("-w,--workload", o->specs, "Workload spec op:key=value,... (repeatable)");
-  sub->add_option("--target", o->target, "Target")->check(CLI::IsMember({"llvm"}))->capture_default_str();
-  sub->add_option("--trials", o->opts.trials, "Total measurements (the log's records of these tasks count)")
-      ->check(CLI::PositiveNumber)->capture_default_str();
-  sub->add_option("--per-round", o->opts.perRound, "Measurements per round (capped by trials / tasks)")
-      ->check(CLI::PositiveNumber)->capture_default_str();
-  sub->add_option("--cost-model", o->costModel, "Cost model: random, ansor (static features + XGBoost), wm (the world model)")
-      ->check(CLI::IsMember({"random", "ansor", "wm"}))->capture_default_str();
-  sub->add_option("--init", o->init, "wm: checkpoint to start from ('default': the shipped one; 'none': fresh weights)")
-      ->capture_default_str();
+  addOptionFlags(*sub, o->target, target::targetOptionTable());
+  addOptionFlags(*sub, o->opts, search::tuneOptionTable());
+  addOptionFlags(*sub, o->opts.evolution, search::evolutionOptionTable());
+  addOptionFlags(*sub, o->costModel, costmodel::costModelOptionTable());
+  addOptionFlags(*sub, o->costModel.wm, costmodel::worldModelOptionTable());
+  addOptionFlags(*sub, o->costModel.ansor, costmodel::ansorModelOptionTable());
+  addOptionFlags(*sub, o->measure, runtime::measureOptionTable(),
+                 {"min_repeat_ms", "slow_run_s", "build_timeout_s", "run_timeout_s", "flush_cache"});
   sub->add_option("--warm-start", o->warmStart, "Logs of other tasks the cost model learns from before tuning (repeatable)");
-  addWorldModelOptions(*sub, o->wm);
   sub->add_option("--log", o->log, "Tuning log (JSON lines; resumed if it exists)")->capture_default_str();
-  sub->add_option("--seed", o->opts.seed, "Seed of every random choice")->capture_default_str();
-  sub->add_option("--strategy", o->opts.strategy, "Task scheduler")->check(CLI::IsMember({"gradient", "round-robin"}))->capture_default_str();
-  sub->add_option("--population", o->opts.evolution.population, "Evolutionary search population")->check(CLI::PositiveNumber)->capture_default_str();
-  sub->add_option("--generations", o->opts.evolution.generations, "Evolutionary search generations")->check(CLI::NonNegativeNumber)->capture_default_str();
-  sub->add_option("--mutation-prob", o->opts.evolution.mutationProb, "Mutation probability")->check(CLI::Range(0.0, 1.0))->capture_default_str();
-  sub->add_option("--eps-greedy", o->opts.evolution.epsGreedy, "Share of random picks per round")->check(CLI::Range(0.0, 1.0))->capture_default_str();
-  sub->add_option("--threads", o->measure.threads, "Kernel threads (0: all cores)")->capture_default_str();
-  sub->add_option("--min-ms", o->measure.minRepeatMs, "Minimum timed milliseconds per candidate")->capture_default_str();
-  sub->add_option("--slow-run", o->measure.slowRunS, "Seconds after which a candidate's first run is its only run")->capture_default_str();
-  sub->add_option("--build-timeout", o->measure.buildTimeoutS, "Seconds")->capture_default_str();
-  sub->add_option("--run-timeout", o->measure.runTimeoutS, "Seconds")->capture_default_str();
   sub->add_option("--json", o->json, "Also write the summary as JSON to this file");
+  sub->add_flag("--simulated-costs", o->simulatedCosts,
+                "Test hook: costs are a hash of the schedule, not measurements (determinism tests)")
+      ->group(""); // hidden
   return [o]() {
-    std::vector<search::TuneTask> tasks;
-    std::map<std::string, size_t> seen;
     if (o->model.empty() && o->specs.empty()) WM_USER_ERROR() << "tune: give an ONNX model or at least one -w workload";
+    std::vector<search::TaskSource> sources;
     if (!o->model.empty()) {
       std::string path = std::filesystem::absolute(o->model).string();
-      auto prog = frontend::buildProgram(frontend::loadOnnx(o->model));
-      auto plan = frontend::planModel(prog);
-      for (auto& mt : plan.tasks) {
-        search::SearchTask t(mt.dag, search::TargetKind::Cpu, search::HardwareParams::hostCpu());
-        t.weight = mt.weight;
-        seen[t.key] = tasks.size();
-        tasks.push_back({frontend::onnxTaskSpec(path, mt.key), std::move(t)});
-      }
+      auto plan = frontend::planModel(frontend::buildProgram(frontend::loadOnnx(o->model)));
+      for (auto& mt : plan.tasks) sources.push_back({frontend::onnxTaskSpec(path, mt.key), mt.dag, double(mt.weight)});
     }
     for (auto& spec : o->specs) {
       Workload w = parseWorkload(spec);
-      search::SearchTask t(w.dag, search::TargetKind::Cpu, search::HardwareParams::hostCpu());
-      auto it = seen.find(t.key);
-      if (it != seen.end()) { // identical workloads are one task with more weight
-        tasks[it->second].task.weight += 1;
-        continue;
-      }
-      seen[t.key] = tasks.size();
-      tasks.push_back({w.canonical, std::move(t)});
+      sources.push_back({w.canonical, w.dag, 1.0});
     }
-    search::TuningLog log(o->log);
-    auto measurer = runtime::makeWorkerMeasurer(o->measure);
-    std::unique_ptr<costmodel::CostModel> model;
-    if (o->costModel == "wm") {
-      o->wm.seed = o->opts.seed;
-      o->wm.init = resolveInit(o->init);
-#ifdef WM_HAVE_TORCH
-      model = std::make_unique<costmodel::WorldModel>(o->wm, costmodel::HardwareFeatures::hostCpu(o->measure.threads));
-#else
-      WM_USER_ERROR() << "--cost-model wm needs libtorch (build with WM_WITH_TORCH=ON)";
-#endif
-    } else if (o->costModel == "ansor") {
-      costmodel::AnsorModelOptions ao;
-      ao.seed = o->opts.seed;
-      model = costmodel::makeAnsorModel(ao);
-    } else {
-      model = costmodel::makeRandomModel(o->opts.seed);
-    }
-    std::vector<LoggedTask> warm = readLoggedTasks(o->warmStart);
+    target::Target target = codegen::resolveTarget(o->target);
+    auto tasks = search::makeTuneTasks(sources, target);
+    search::TuningLog log(o->log, search::TuningLog::Mode::Append);
+    auto measurer = o->simulatedCosts ? runtime::makeSimulatedMeasurer() : runtime::makeWorkerMeasurer(o->measure, target);
+    o->costModel.seed = o->opts.seed;
+    auto model = costmodel::makeCostModel(o->costModel, target);
+    auto warm = search::readLoggedTasks(o->warmStart, frontend::workloadDag);
     if (!warm.empty()) {
-      auto recs = measuredRecords(warm);
+      auto recs = search::measuredRecords(warm);
       std::cout << "warm start: " << recs.size() << " records of " << warm.size() << " tasks\n";
       model->update(recs);
     }
     gStop = false;
     auto old = std::signal(SIGINT, onSigint);
-    auto summary = search::tune(tasks, o->opts, *measurer, *model, log, o->costModel, &gStop,
+    auto summary = search::tune(tasks, o->opts, *measurer, *model, log, o->costModel.name, &gStop,
                                 [&](const search::TuneSummary& s, int ti, int round) {
                                   const auto& t = s.tasks[ti];
                                   int done = 0;
@@ -178,10 +142,9 @@ Command addTuneCommand(CLI::App& app) {
                           {"interrupted", summary.interrupted},
                           {"log", o->log},
                           {"seed", o->opts.seed},
-                          {"cost_model", o->costModel}};
-      std::ofstream out(o->json);
-      if (!out) WM_USER_ERROR() << o->json << ": cannot write";
-      out << j.dump(2) << "\n";
+                          {"target", target.key()},
+                          {"cost_model", o->costModel.name}};
+      writeFileAtomically(o->json, j.dump(2) + "\n");
     }
     return summary.interrupted ? 130 : 0;
   };

@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
   add(wm::cli::addTrainCommand);
   add(wm::cli::addEvalModelCommand);
   add(wm::cli::addMeasureCommand);
+  add(wm::cli::addOptionsCommand);
   add(wm::cli::addWorkerCommand);
 
   // Unknown arguments are collected instead of failing early, so the message can name them

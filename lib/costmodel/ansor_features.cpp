@@ -188,16 +188,20 @@ private:
     }
     row[k++] = gpu ? 1.0f : 0.0f;
     // Buffer accesses (top 5 by bytes, 18 each).
-    std::map<const BufferNode*, Access> acc;
+    // Buffers in order of first access (never by address: equal-sized buffers keep this order
+    // through the stable sort below, so features do not depend on the heap).
+    std::vector<std::pair<const BufferNode*, Access>> acc;
+    auto accessOf = [&](const Buffer& b) -> Access& {
+      for (auto& kv : acc)
+        if (kv.first == b.get()) return kv.second;
+      acc.push_back({b.get(), Access{}});
+      acc.back().second.buf = b;
+      return acc.back().second;
+    };
     postOrderVisit(st->value, [&](const Expr& x) {
-      if (auto* ld = x.as<BufferLoadNode>()) {
-        auto& a = acc[ld->buffer.get()];
-        a.buf = ld->buffer;
-        a.reads.push_back(ld->indices);
-      }
+      if (auto* ld = x.as<BufferLoadNode>()) accessOf(ld->buffer).reads.push_back(ld->indices);
     });
-    acc[st->buffer.get()].buf = st->buffer;
-    acc[st->buffer.get()].write = st->indices;
+    accessOf(st->buffer).write = st->indices;
     struct BufFeat {
       double v[18];
       double bytes;
@@ -205,7 +209,7 @@ private:
     std::vector<BufFeat> feats;
     double uniqueTotalBytes = 0;
     for (auto& [ptr, a] : acc) {
-      double elem = a.buf->dtype == DType::F16 ? 2 : a.buf->dtype == DType::I64 ? 8 : a.buf->dtype == DType::Bool ? 1 : 4;
+      double elem = static_cast<double>(storageBytes(a.buf->dtype));
       std::vector<std::vector<Expr>> idxs = a.reads;
       if (!a.write.empty()) idxs.push_back(a.write);
       auto flat = [&](const std::vector<Expr>& ix) {
@@ -283,7 +287,7 @@ private:
     }
     // Allocation (4).
     auto it = allocProd_.find(st->buffer.get());
-    double size = static_cast<double>(st->buffer->allocElements()) * 4;
+    double size = static_cast<double>(st->buffer->allocElements() * storageBytes(st->buffer->dtype));
     double ap = it == allocProd_.end() ? 0 : it->second;
     row[k++] = slog(it == allocProd_.end() ? 0 : size);
     row[k++] = slog(ap);

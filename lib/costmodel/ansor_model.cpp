@@ -14,6 +14,19 @@
 
 namespace wm::costmodel {
 
+const OptionTable<AnsorModelOptions>& ansorModelOptionTable() {
+  using A = AnsorModelOptions;
+  static const OptionTable<A> t = {
+      {"xgb_min_samples", "--xgb-min-samples", "ansor: predictions are random until this many samples", &A::minSamples, 0, 1e9},
+      {"xgb_rounds", "--xgb-rounds", "ansor: boosting rounds per retraining", &A::rounds, 1, 1e6},
+      {"xgb_max_depth", "--xgb-max-depth", "ansor: tree depth", &A::maxDepth, 1, 64},
+      {"xgb_eta", "--xgb-eta", "ansor: learning rate", &A::eta, 0, 1},
+      {"xgb_gamma", "--xgb-gamma", "ansor: minimum loss reduction of a split", &A::gamma, 0, 1e9},
+      {"xgb_min_child_weight", "--xgb-min-child-weight", "ansor: minimum child weight", &A::minChildWeight, 0, 1e9},
+  };
+  return t;
+}
+
 namespace {
 
 void xgCheck(int rc, const char* what) {

@@ -125,8 +125,7 @@ struct WorldModel::Impl {
 
   Impl(const WorldModelOptions& o, const HardwareFeatures& h) : opts(o), hw(h), rng(o.seed) {
     torch::manual_seed(static_cast<uint64_t>(o.seed));
-    int threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    torch::set_num_threads(threads);
+    torch::set_num_threads(std::max(1, o.threads));
     if (!o.init.empty()) load(o.init);
     else net = Net(o.latent, o.hidden, o.transition == "gru");
     adam = std::make_unique<torch::optim::Adam>(

@@ -7,9 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
-#include <thread>
 #include <type_traits>
 
 namespace wm::costmodel {
@@ -20,39 +18,44 @@ namespace {
 
 float lg(double x, double scale) { return static_cast<float>(std::log2(std::max(0.0, x) + 1.0) / scale); }
 
-int readCacheKiB(int index, int def) {
-  std::ifstream in("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/size");
-  std::string s;
-  if (!(in >> s) || s.empty()) return def;
-  int v = std::atoi(s.c_str());
-  if (s.back() == 'M') v *= 1024;
-  return v > 0 ? v : def;
-}
-
 template <class... Ts> struct Overloaded : Ts... { using Ts::operator()...; };
 template <class... Ts> Overloaded(Ts...) -> Overloaded<Ts...>;
 
 } // namespace
 
-HardwareFeatures HardwareFeatures::hostCpu(int cores) {
+HardwareFeatures HardwareFeatures::of(const target::Target& t) {
   HardwareFeatures h;
-  h.cores = cores > 0 ? cores : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  h.l1KiB = readCacheKiB(0, 32);
-  h.l2KiB = readCacheKiB(2, 1024);
-  h.l3KiB = readCacheKiB(3, 32768);
-  std::ifstream info("/proc/cpuinfo");
-  std::string line;
-  bool avx512 = false;
-  while (std::getline(info, line)) {
-    if (line.rfind("cpu MHz", 0) == 0) h.ghz = std::atof(line.substr(line.find(':') + 1).c_str()) / 1000.0;
-    if (line.rfind("flags", 0) == 0) {
-      avx512 = line.find(" avx512f") != std::string::npos;
-      h.vectorBits = avx512 ? 512 : line.find(" avx2") != std::string::npos ? 256 : 128;
-      break;
-    }
+  h.gpu = t.isGpu();
+  h.cores = t.cores;
+  h.vectorBits = t.vectorBytes * 8;
+  h.l1KiB = static_cast<double>(t.l1Bytes) / 1024;
+  h.l2KiB = static_cast<double>(t.l2Bytes) / 1024;
+  h.l3KiB = static_cast<double>(t.l3Bytes) / 1024;
+  h.ghz = t.ghz;
+  if (h.gpu) {
+    h.sms = t.gpu.sms;
+    h.maxThreadsPerBlock = t.gpu.maxThreadsPerBlock;
+    h.sharedKiB = t.gpu.sharedBytesPerBlock / 1024;
+    h.registersPerBlock = t.gpu.registersPerBlock;
+    h.warpSize = t.gpu.warpSize;
   }
-  if (h.ghz <= 0) h.ghz = 3.0;
   return h;
+}
+
+const OptionTable<WorldModelOptions>& worldModelOptionTable() {
+  using W = WorldModelOptions;
+  static const OptionTable<W> t = {
+      {"wm_latent", "--wm-latent", "wm: latent size", &W::latent, 1, 1e6},
+      {"wm_hidden", "--wm-hidden", "wm: hidden width", &W::hidden, 2, 4096},
+      {"wm_transition", "--wm-transition", "wm: transition network", &W::transition, {"mlp", "gru"}},
+      {"wm_lr", "--wm-lr", "wm: Adam learning rate", &W::lr, 1e-12, 1e3},
+      {"wm_regression", "--wm-regression", "wm: weight of the regression term", &W::regression, 0, 1e6},
+      {"wm_steps_per_update", "--wm-steps-per-update", "wm: training steps after each round", &W::stepsPerUpdate, 0, 1e7},
+      {"wm_batch_tasks", "--wm-batch-tasks", "wm: tasks per training batch", &W::batchTasks, 1, 1e6},
+      {"wm_batch_per_task", "--wm-batch-per-task", "wm: samples per task in a batch", &W::batchPerTask, 2, 100000},
+      {"wm_threads", "--wm-threads", "wm: libtorch threads (scores are reproducible for a fixed count)", &W::threads, 1, 1024},
+  };
+  return t;
 }
 
 std::vector<float> HardwareFeatures::vector() const {
@@ -80,8 +83,9 @@ std::vector<float> stageFeatures(const ir::ComputeDAG& dag) {
     double red = 1;
     for (auto& a : op.reduceAxes) red *= static_cast<double>(a.extent);
     double flops = static_cast<double>(dag.flops(ii));
-    double written = elems * 4, read = 0;
-    for (int p : dag.producers(ii)) read += static_cast<double>(dag.op(p).numElements()) * 4;
+    double written = elems * static_cast<double>(ir::storageBytes(op.dtype)), read = 0;
+    for (int p : dag.producers(ii))
+      read += static_cast<double>(dag.op(p).numElements() * ir::storageBytes(dag.op(p).dtype));
     r[7] = lg(elems, 24);
     r[8] = lg(red, 16);
     r[9] = lg(flops, 32);

@@ -1,10 +1,11 @@
+// Whole-model execution (see graph_executor.h).
 #include <wm/runtime/graph_executor.h>
 
-#include <wm/codegen/llvm.h>
+#include <wm/codegen/codegen.h>
 #include <wm/ir/printer.h>
 #include <wm/lower/lower.h>
 #include <wm/runtime/buffer.h>
-#include <wm/runtime/parallel.h>
+#include <wm/rt/parallel.h>
 #include <wm/schedule/default_schedule.h>
 #include <wm/schedule/steps.h>
 #include <wm/support/error.h>
@@ -13,7 +14,6 @@
 #include <chrono>
 #include <cstring>
 #include <limits>
-#include <thread>
 
 namespace wm::runtime {
 
@@ -21,36 +21,7 @@ using frontend::PValue;
 
 namespace {
 
-int64_t bytesOf(const PValue& v) { return v.numElements() * elementBytes(v.dtype); }
-
-void storeInto(void* dst, const ir::NDArray& a) {
-  int64_t n = a.size();
-  const double* src = a.data();
-  switch (a.dtype()) {
-  case ir::DType::F32: for (int64_t i = 0; i < n; ++i) static_cast<float*>(dst)[i] = static_cast<float>(src[i]); break;
-  case ir::DType::I32: for (int64_t i = 0; i < n; ++i) static_cast<int32_t*>(dst)[i] = static_cast<int32_t>(src[i]); break;
-  case ir::DType::I64: for (int64_t i = 0; i < n; ++i) static_cast<int64_t*>(dst)[i] = static_cast<int64_t>(src[i]); break;
-  case ir::DType::Bool: for (int64_t i = 0; i < n; ++i) static_cast<uint8_t*>(dst)[i] = src[i] != 0; break;
-  default: WM_CHECK(false) << "unsupported buffer type " << ir::dtypeName(a.dtype());
-  }
-}
-
-ir::NDArray loadFrom(const void* src, ir::DType t, const ir::Shape& shape) {
-  ir::NDArray a(t, shape);
-  int64_t n = a.size();
-  double* dst = a.data();
-  switch (t) {
-  case ir::DType::F32: for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<const float*>(src)[i]; break;
-  case ir::DType::I32: for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<const int32_t*>(src)[i]; break;
-  case ir::DType::I64: for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<double>(static_cast<const int64_t*>(src)[i]); break;
-  case ir::DType::Bool: for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<const uint8_t*>(src)[i]; break;
-  default: WM_CHECK(false) << "unsupported buffer type " << ir::dtypeName(t);
-  }
-  return a;
-}
-
-/// Raw 64-byte aligned storage.
-HostBuffer rawBuffer(int64_t bytes) { return HostBuffer(ir::DType::I32, {std::max<int64_t>(1, (bytes + 3) / 4)}); }
+int64_t bytesOf(const PValue& v) { return v.numElements() * ir::storageBytes(v.dtype); }
 
 } // namespace
 
@@ -66,9 +37,8 @@ struct GraphExecutor::Impl {
 
   Impl(const frontend::Program& prog, const frontend::ModelPlan& pl) : p(prog), plan(pl) {}
 
-  void compile(const std::map<std::string, std::vector<sched::Step>>& schedules, const ExecutorOptions& o) {
+  void compile(const std::map<std::string, std::vector<sched::Step>>& schedules, const target::Target& target) {
     auto t0 = std::chrono::steady_clock::now();
-    auto target = codegen::CpuTarget::host(o.mcpu, o.mattr);
     for (auto& task : plan.tasks) {
       sched::ReplayResult r;
       auto it = schedules.find(task.key);
@@ -108,11 +78,11 @@ struct GraphExecutor::Impl {
       const PValue& pv = p.values[v];
       if (pv.aliasOf >= 0) continue;
       if (pv.constant && lastUse[v] >= 0) {
-        storage.push_back(rawBuffer(bytesOf(pv)));
-        storeInto(storage.back().data(), *pv.constant);
+        storage.push_back(HostBuffer::raw(bytesOf(pv)));
+        storeElements(storage.back().data(), *pv.constant);
         ptr[v] = storage.back().data();
       } else if (pv.isInput) {
-        storage.push_back(rawBuffer(bytesOf(pv)));
+        storage.push_back(HostBuffer::raw(bytesOf(pv)));
         ptr[v] = storage.back().data();
       }
     }
@@ -130,7 +100,7 @@ struct GraphExecutor::Impl {
             (best < 0 || slots[s].bytes < slots[best].bytes))
           best = static_cast<int>(s);
       if (best < 0) {
-        storage.push_back(rawBuffer(need));
+        storage.push_back(HostBuffer::raw(need));
         slots.push_back({storage.size() - 1, need, -1});
         stats.bufferBytes += need;
         best = static_cast<int>(slots.size() - 1);
@@ -155,11 +125,11 @@ struct GraphExecutor::Impl {
 
 GraphExecutor::GraphExecutor(const frontend::Program& program, const frontend::ModelPlan& plan,
                              const std::map<std::string, std::vector<sched::Step>>& schedules,
-                             const ExecutorOptions& opts)
+                             const target::Target& target)
     : impl_(std::make_unique<Impl>(program, plan)) {
-  impl_->threads = opts.threads > 0 ? opts.threads : static_cast<int>(std::thread::hardware_concurrency());
-  setNumThreads(impl_->threads);
-  impl_->compile(schedules, opts);
+  impl_->threads = target.cores;
+  rt::setNumThreads(impl_->threads);
+  impl_->compile(schedules, target);
   impl_->planBuffers();
 }
 
@@ -168,7 +138,7 @@ GraphExecutor::~GraphExecutor() = default;
 const ExecutorStats& GraphExecutor::stats() const { return impl_->stats; }
 
 void GraphExecutor::runKernels() {
-  setNumThreads(impl_->threads);
+  rt::setNumThreads(impl_->threads);
   for (size_t g = 0; g < impl_->plan.groups.size(); ++g)
     impl_->kernels[impl_->plan.groups[g].task]->call(impl_->args[g].data());
 }
@@ -182,7 +152,7 @@ std::vector<ir::NDArray> GraphExecutor::run(const std::vector<ir::NDArray>& inpu
     if (inputs[i].shape() != v.shape || inputs[i].dtype() != v.dtype)
       WM_USER_ERROR() << p.path << ": input '" << v.name << "' is " << ir::typeString(v.dtype, v.shape) << ", got "
                       << ir::typeString(inputs[i].dtype(), inputs[i].shape());
-    storeInto(impl_->ptr[p.inputs[i]], inputs[i]);
+    storeElements(impl_->ptr[p.inputs[i]], inputs[i]);
   }
   runKernels();
   std::vector<ir::NDArray> outs;
@@ -195,7 +165,7 @@ std::vector<ir::NDArray> GraphExecutor::run(const std::vector<ir::NDArray>& inpu
       o.values() = a.values();
       outs.push_back(std::move(o));
     } else {
-      outs.push_back(loadFrom(impl_->ptr[r], pv.dtype, pv.shape));
+      outs.push_back(loadElements(impl_->ptr[r], pv.dtype, pv.shape));
     }
   }
   return outs;

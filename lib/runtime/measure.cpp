@@ -1,12 +1,10 @@
-// Measurement, tuner side (see measure.h): worker processes, the line protocol, timeouts.
-//
-// Protocol (one JSON object a line): the tuner sends {"id", "workload", "steps", options...};
-// the worker answers {"id", "stage": "built", "build_s"} once the kernel is compiled, then
-// {"id", "stage": "done", "error", "costs", "max_error", "message"}. The build timeout runs
-// until "built", the run timeout from there until "done".
+// Measurement, tuner side (see measure.h): the option table, the line protocol, worker
+// processes and their timeouts.
 #include <wm/runtime/measure.h>
 #include <wm/schedule/steps.h>
 #include <wm/support/error.h>
+#include <wm/support/hash.h>
+#include <wm/support/options_json.h>
 
 #include <nlohmann/json.hpp>
 
@@ -19,6 +17,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 
 extern char** environ;
 
@@ -43,6 +42,70 @@ bool parseMeasureError(const std::string& s, MeasureError* out) {
   WM_MEASURE_ERRORS(WM_X)
 #undef WM_X
   return false;
+}
+
+const OptionTable<MeasureOptions>& measureOptionTable() {
+  using M = MeasureOptions;
+  static const OptionTable<M> t = {
+      {"warmup", "--warmup", "Untimed runs before timing", &M::warmup, 0, 1e6},
+      {"min_repeat", "--repeat", "Minimum number of timed runs", &M::minRepeat, 1, 1e9},
+      {"min_repeat_ms", "--min-ms", "Minimum total time of the timed runs (ms)", &M::minRepeatMs, 0, 1e9},
+      {"max_repeat", "--max-repeat", "Maximum number of timed runs", &M::maxRepeat, 1, 1e9},
+      {"flush_cache", "--flush", "Flush the caches before each timed run", &M::flushCache},
+      {"build_timeout_s", "--build-timeout", "Seconds a build may take", &M::buildTimeoutS, 0.001, 1e6},
+      {"run_timeout_s", "--run-timeout", "Seconds a run may take", &M::runTimeoutS, 0.001, 1e6},
+      {"tolerance", "--tolerance", "Largest relative error against the reference", &M::tolerance, 0, 1e300},
+      {"slow_run_s", "--slow-run", "Seconds after which a candidate's first run is its only run", &M::slowRunS, 0, 1e6},
+      {"input_seed", "--input-seed", "Seed of the random inputs", &M::inputSeed},
+  };
+  return t;
+}
+
+double medianOf(std::vector<double> c) {
+  if (c.empty()) return 0;
+  std::sort(c.begin(), c.end());
+  return c.size() % 2 ? c[c.size() / 2] : 0.5 * (c[c.size() / 2 - 1] + c[c.size() / 2]);
+}
+
+std::string encodeRequest(const WorkerRequest& r) {
+  nlohmann::json j = {{"id", r.id},
+                      {"workload", r.workload},
+                      {"steps", nlohmann::json::parse(sched::stepsToJson(r.steps))},
+                      {"options", optionsToJson(r.options, measureOptionTable())},
+                      {"target", nlohmann::json::parse(r.target.toJson())},
+                      {"inject", r.inject}};
+  return j.dump();
+}
+
+bool decodeRequest(const std::string& line, WorkerRequest* r, std::string* error) {
+  try {
+    auto j = nlohmann::json::parse(line);
+    r->id = j.at("id").get<int64_t>();
+    r->workload = j.at("workload").get<std::string>();
+    if (!sched::stepsFromJson(j.at("steps").dump(), &r->steps, error)) return false;
+    r->options = MeasureOptions();
+    optionsFromJson(r->options, measureOptionTable(), j.at("options"), "options");
+    if (!target::Target::fromJson(j.at("target").dump(), &r->target, error)) return false;
+    r->inject = j.value("inject", "");
+    return true;
+  } catch (const std::exception& e) {
+    *error = e.what();
+    return false;
+  }
+}
+
+std::string encodeBuilt(int64_t id, double buildSeconds) {
+  return nlohmann::json{{"id", id}, {"stage", "built"}, {"build_s", buildSeconds}}.dump();
+}
+
+std::string encodeReply(int64_t id, const MeasureResult& r) {
+  nlohmann::json j = {{"id", id},
+                      {"stage", "done"},
+                      {"error", measureErrorName(r.error)},
+                      {"message", r.message},
+                      {"max_error", std::isfinite(r.maxError) ? r.maxError : 1e300}};
+  if (!r.costs.empty()) j["costs"] = r.costs;
+  return j.dump();
 }
 
 namespace {
@@ -161,9 +224,10 @@ private:
 
 class WorkerMeasurer : public Measurer {
 public:
-  explicit WorkerMeasurer(MeasureOptions o) : opts_(std::move(o)) {
+  WorkerMeasurer(MeasureOptions o, target::Target t, std::string exe)
+      : opts_(std::move(o)), target_(std::move(t)), exe_(std::move(exe)) {
     std::signal(SIGPIPE, SIG_IGN); // a dead worker must not take the tuner with it
-    if (opts_.workerExe.empty()) opts_.workerExe = selfExe();
+    if (exe_.empty()) exe_ = selfExe();
   }
 
   std::vector<MeasureResult> measure(const std::vector<MeasureInput>& inputs) override {
@@ -181,23 +245,9 @@ private:
   }
 
   MeasureResult one(const MeasureInput& in) {
-    if (!worker_.alive()) worker_.start(opts_.workerExe);
-    nlohmann::json req = {{"id", ++id_},
-                          {"workload", in.workload},
-                          {"steps", nlohmann::json::parse(sched::stepsToJson(in.steps))},
-                          {"warmup", opts_.warmup},
-                          {"min_repeat", opts_.minRepeat},
-                          {"min_repeat_ms", opts_.minRepeatMs},
-                          {"max_repeat", opts_.maxRepeat},
-                          {"flush", opts_.flushCache},
-                          {"threads", opts_.threads},
-                          {"tolerance", opts_.tolerance},
-                          {"slow_run_s", opts_.slowRunS},
-                          {"seed", opts_.seed},
-                          {"mcpu", opts_.mcpu},
-                          {"mattr", opts_.mattr},
-                          {"inject", in.inject}};
-    if (!worker_.send(req.dump())) {
+    if (!worker_.alive()) worker_.start(exe_);
+    WorkerRequest req{++id_, in.workload, in.steps, opts_, target_, in.inject};
+    if (!worker_.send(encodeRequest(req))) {
       std::string why = worker_.reap();
       return fail(MeasureError::RunError, "cannot reach the worker: " + why);
     }
@@ -222,7 +272,8 @@ private:
         worker_.stop();
         return fail(MeasureError::Unknown, "unreadable worker reply: " + line.substr(0, 200));
       }
-      if (msg.value("id", -1) != id_) continue;
+      int64_t replyId = msg.value("id", int64_t(-1));
+      if (replyId != id_ && replyId != -1) continue; // -1: the worker could not read the request
       std::string stage = msg.value("stage", "");
       if (stage == "built") {
         built = true;
@@ -237,24 +288,45 @@ private:
       res.buildSeconds = buildS;
       res.maxError = msg.value("max_error", 0.0);
       if (msg.contains("costs")) res.costs = msg["costs"].get<std::vector<double>>();
-      if (!res.costs.empty()) {
-        std::vector<double> c = res.costs;
-        std::sort(c.begin(), c.end());
-        res.median = c.size() % 2 ? c[c.size() / 2] : 0.5 * (c[c.size() / 2 - 1] + c[c.size() / 2]);
-      }
+      res.median = medianOf(res.costs);
       return res;
     }
   }
 
   MeasureOptions opts_;
+  target::Target target_;
+  std::string exe_;
   WorkerProcess worker_;
   int64_t id_ = 0;
 };
 
 } // namespace
 
-std::unique_ptr<Measurer> makeWorkerMeasurer(const MeasureOptions& opts) {
-  return std::make_unique<WorkerMeasurer>(opts);
+namespace {
+
+class SimulatedMeasurer : public Measurer {
+public:
+  std::vector<MeasureResult> measure(const std::vector<MeasureInput>& inputs) override {
+    std::vector<MeasureResult> out;
+    for (auto& in : inputs) {
+      uint64_t h = StableHasher().addString(in.workload).addString(sched::stepsToJson(in.steps)).value();
+      MeasureResult r;
+      r.error = MeasureError::None;
+      r.costs = {1e-3 * (1.0 + static_cast<double>(h % 100003) / 100003.0)};
+      r.median = r.costs[0];
+      out.push_back(std::move(r));
+    }
+    return out;
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Measurer> makeSimulatedMeasurer() { return std::make_unique<SimulatedMeasurer>(); }
+
+std::unique_ptr<Measurer> makeWorkerMeasurer(const MeasureOptions& opts, const target::Target& target,
+                                             const std::string& workerExe) {
+  return std::make_unique<WorkerMeasurer>(opts, target, workerExe);
 }
 
 } // namespace wm::runtime

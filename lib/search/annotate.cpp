@@ -27,14 +27,14 @@ std::vector<int64_t> divisors(int64_t n) {
 // Ansor's Parallel rule on a root stage: fuse outer spatial loops (up to a reduction or
 // annotated loop, a degree above 16 x cores, or a loop with stages computed at it) and mark
 // the fused loop parallel.
-bool parallelize(State& s, int i, const HardwareParams& hw) {
+bool parallelize(State& s, int i, const target::Target& hw) {
   const auto& st = s.stage(i);
   int64_t degree = 1;
   int count = 0;
   for (int p = 0; p < st.numLeaves(); ++p) {
     const auto& it = st.leaf(p);
     if (it.kind != IterKind::Spatial || it.annotation != Annotation::None || it.extent <= 0) break;
-    if (degree > 16 * int64_t(hw.numCores)) break;
+    if (degree > 16 * int64_t(hw.cores)) break;
     degree *= it.extent;
     ++count;
     bool attachPoint = false;
@@ -79,7 +79,7 @@ bool vectorize(State& s, int i) {
 // GPU thread binding of a multi-level tiled stage (SSSRRSRS): level 0 -> blockIdx.x,
 // level 1 -> vthread, level 2 -> threadIdx.x. Other root stages: all spatial loops fused and
 // split over threads.
-bool bindThreads(State& s, int i, const HardwareParams& hw, Rng& rng) {
+bool bindThreads(State& s, int i, const target::Target& hw, Rng& rng) {
   const auto& st = s.stage(i);
   int nsp = 0;
   for (int p = 0; p < st.numLeaves(); ++p) nsp += st.leaf(p).kind == IterKind::Spatial;
@@ -92,11 +92,11 @@ bool bindThreads(State& s, int i, const HardwareParams& hw, Rng& rng) {
       if (k > 1 && !applyStep(s, FuseStep{i, iters}).empty()) return false;
     }
     int64_t vthreads = s.stage(i).leaf(1).extent, threads = s.stage(i).leaf(2).extent;
-    if (vthreads > hw.maxVthread) return false;
+    if (vthreads > hw.gpu.maxVthread) return false;
     int64_t space = 1;
     for (auto& a : s.stage(i).op->axes) space *= a.extent;
-    if (threads < hw.warpSize && space > 2 * hw.warpSize) return false;
-    if (threads > hw.maxThreadsPerBlock) return false;
+    if (threads < hw.gpu.warpSize && space > 2 * hw.gpu.warpSize) return false;
+    if (threads > hw.gpu.maxThreadsPerBlock) return false;
     return applyStep(s, AnnotationStep{i, 0, Annotation::BlockX}).empty() &&
            applyStep(s, AnnotationStep{i, 1, Annotation::VThread}).empty() &&
            applyStep(s, AnnotationStep{i, 2, Annotation::ThreadX}).empty();
@@ -185,20 +185,20 @@ std::optional<State> annotate(const SearchTask& task, const Sketch& sketch, Rng&
 
   // 3-5. Parallel / thread binding, unroll, vectorize.
   static const std::vector<int64_t> cpuUnroll{0, 16, 64, 512}, gpuUnroll{0, 16, 64, 512, 1024};
-  const auto& unroll = task.target == TargetKind::Cpu ? cpuUnroll : gpuUnroll;
+  const auto& unroll = !task.gpu() ? cpuUnroll : gpuUnroll;
   for (int i = 0; i < s.numStages(); ++i) {
     const auto& st = s.stage(i);
     if (st.isPlaceholder() || st.loc == ComputeLoc::Inlined) continue;
-    if (task.target == TargetKind::Cpu) {
-      if (st.loc == ComputeLoc::Root && !parallelize(s, i, task.hw)) return std::nullopt;
-    } else if (st.loc == ComputeLoc::Root && !bindThreads(s, i, task.hw, rng)) {
+    if (!task.gpu()) {
+      if (st.loc == ComputeLoc::Root && !parallelize(s, i, task.target)) return std::nullopt;
+    } else if (st.loc == ComputeLoc::Root && !bindThreads(s, i, task.target, rng)) {
       return std::nullopt;
     }
     if (s.stage(i).op->hasReduction() && s.stage(i).numLeaves() > 0) {
       int64_t v = unroll[rng.uniformInt(0, static_cast<int64_t>(unroll.size()) - 1)];
       if (!applyStep(s, PragmaStep{i, 0, "auto_unroll_max_step", v}).empty()) return std::nullopt;
     }
-    if (task.target == TargetKind::Cpu && !vectorize(s, i)) return std::nullopt;
+    if (!task.gpu() && !vectorize(s, i)) return std::nullopt;
   }
   if (!s.concrete()) return std::nullopt;
   return s;

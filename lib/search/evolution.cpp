@@ -65,7 +65,7 @@ std::optional<State> mutateUnroll(const SearchTask& task, std::vector<Step> step
   if (cands.empty()) return std::nullopt;
   auto& pr = std::get<PragmaStep>(steps[cands[rng.uniformInt(0, static_cast<int64_t>(cands.size()) - 1)]]);
   std::vector<int64_t> values{0, 16, 64, 512};
-  if (task.target == TargetKind::Gpu) values.push_back(1024);
+  if (task.gpu()) values.push_back(1024);
   values.erase(std::remove(values.begin(), values.end(), pr.value), values.end());
   pr.value = values[rng.uniformInt(0, static_cast<int64_t>(values.size()) - 1)];
   return replayed(task, steps);
@@ -108,7 +108,7 @@ std::optional<State> mutateParallel(const SearchTask& task, std::vector<Step> st
 std::optional<State> mutate(const SearchTask& task, const State& s, Rng& rng) {
   double u = rng.uniform01();
   const auto& steps = s.steps();
-  if (task.target == TargetKind::Cpu) {
+  if (!task.gpu()) {
     if (u < 0.90) return mutateTileSize(task, steps, rng);
     if (u < 0.94) return mutateUnroll(task, steps, rng);
     if (u < 0.99) return mutateComputeLocation(task, steps, rng);
@@ -116,6 +116,19 @@ std::optional<State> mutate(const SearchTask& task, const State& s, Rng& rng) {
   }
   if (u < 0.90) return mutateTileSize(task, steps, rng);
   return mutateUnroll(task, steps, rng);
+}
+
+const OptionTable<EvolutionOptions>& evolutionOptionTable() {
+  using E = EvolutionOptions;
+  static const OptionTable<E> t = {
+      {"population", "--population", "Evolutionary search population", &E::population, 1, 1e7},
+      {"generations", "--generations", "Evolutionary search generations", &E::generations, 0, 1e4},
+      {"mutation_prob", "--mutation-prob", "Mutation probability", &E::mutationProb, 0, 1},
+      {"eps_greedy", "--eps-greedy", "Share of random picks per round", &E::epsGreedy, 0, 1},
+      {"seed_fraction", "--seed-fraction", "Share of the population seeded from the best measured states",
+       &E::seedFraction, 0, 1},
+  };
+  return t;
 }
 
 EvolutionarySearch::EvolutionarySearch(const SearchTask& task, EvolutionOptions opts, uint64_t seed)

@@ -91,7 +91,7 @@ void followTiling(Sketch& k, int producer, int consumer, const std::vector<int>&
   mustPush(k, ComputeAtStep{producer, consumer, level * nsp - 1});
 }
 
-const char* structureOf(const SearchTask& t) { return t.target == TargetKind::Cpu ? "SSRSRS" : "SSSRRSRS"; }
+const char* structureOf(const SearchTask& t) { return !t.gpu() ? "SSRSRS" : "SSSRRSRS"; }
 
 // Ansor's test for splitting a reduction (rfactor on CPU, cross-thread on GPU): a tiled stage
 // whose space is small against its reduction and below spaceLimit, or an untiled reduction
@@ -126,7 +126,7 @@ public:
     const auto& s = k.state;
     if (!isCompute(s, i) || s.isOutput(i) || s.stage(i).op->hasReduction()) return RuleResult::Skip;
     if (s.stage(i).loc != ComputeLoc::Root || s.stage(i).origin != StageOrigin::Op) return RuleResult::Skip;
-    if (t.target == TargetKind::Cpu) {
+    if (!t.gpu()) {
       auto dag = currentDag(s);
       if (!dag.isStrictlyInlineable(dag.indexOf(s.stage(i).op.get()))) return RuleResult::Skip;
     }
@@ -145,7 +145,7 @@ class AddRfactor : public SketchRule {
 public:
   const char* name() const override { return "AddRfactor"; }
   RuleResult meets(const SearchTask& t, const Sketch& k, int i) const override {
-    return reductionSplitRule(k.state, i, 16 * int64_t(t.hw.numCores), t.hw.numCores);
+    return reductionSplitRule(k.state, i, 16 * int64_t(t.target.cores), t.target.cores);
   }
   std::vector<std::pair<Sketch, int>> apply(const SearchTask&, const Sketch& k, int i) const override {
     Sketch base = k;
@@ -178,7 +178,7 @@ public:
     const auto& s = k.state;
     if (!isCompute(s, i) || isCacheWriteStage(s, i)) return RuleResult::Skip;
     if (!needsMultiLevelTiling(s, i) || hasSingleElementwiseMatchedConsumer(s, i)) return RuleResult::Skip;
-    return t.target == TargetKind::Gpu ? RuleResult::ApplyAndSkipRest : RuleResult::Apply;
+    return t.gpu() ? RuleResult::ApplyAndSkipRest : RuleResult::Apply;
   }
   std::vector<std::pair<Sketch, int>> apply(const SearchTask&, const Sketch& k, int i) const override {
     Sketch n = k;
@@ -198,13 +198,13 @@ public:
     int c;
     if (!hasSingleElementwiseMatchedConsumer(s, i, &c)) return RuleResult::Skip;
     if (s.stage(c).scope == ir::MemScope::Shared) return RuleResult::Skip;
-    return (isCacheWriteStage(s, i) || t.target == TargetKind::Gpu) ? RuleResult::ApplyAndSkipRest
+    return (isCacheWriteStage(s, i) || t.gpu()) ? RuleResult::ApplyAndSkipRest
                                                                      : RuleResult::Apply;
   }
   std::vector<std::pair<Sketch, int>> apply(const SearchTask& t, const Sketch& k, int i) const override {
     int c;
     hasSingleElementwiseMatchedConsumer(k.state, i, &c);
-    std::vector<int> levels = t.target == TargetKind::Gpu ? std::vector<int>{3} : std::vector<int>{1, 2};
+    std::vector<int> levels = t.gpu() ? std::vector<int>{3} : std::vector<int>{1, 2};
     std::vector<std::pair<Sketch, int>> out;
     for (int level : levels) {
       Sketch n = k;
@@ -234,14 +234,14 @@ class CrossThreadReduction : public SketchRule {
 public:
   const char* name() const override { return "CrossThreadReduction"; }
   RuleResult meets(const SearchTask& t, const Sketch& k, int i) const override {
-    return reductionSplitRule(k.state, i, t.hw.maxThreadsPerBlock, t.hw.warpSize);
+    return reductionSplitRule(k.state, i, t.target.gpu.maxThreadsPerBlock, t.target.gpu.warpSize);
   }
   std::vector<std::pair<Sketch, int>> apply(const SearchTask& t, const Sketch& k, int i) const override {
     Sketch n = k;
     int pos = fuseReductionLoops(n, i);
     if (pos < 0) return {};
     int64_t extent = n.state.stage(i).leaf(pos).extent;
-    if (!push(n, SplitStep{i, pos, extent, {t.hw.warpSize}, true})) return {};
+    if (!push(n, SplitStep{i, pos, extent, {t.target.gpu.warpSize}, true})) return {};
     if (!push(n, AnnotationStep{i, pos + 1, Annotation::ThreadX})) return {};
     return {{n, i - 1}};
   }
@@ -361,7 +361,7 @@ std::vector<std::unique_ptr<SketchRule>> gpuSketchRules() {
 }
 
 std::vector<Sketch> generateSketches(const SearchTask& task) {
-  auto rules = task.target == TargetKind::Cpu ? cpuSketchRules() : gpuSketchRules();
+  auto rules = !task.gpu() ? cpuSketchRules() : gpuSketchRules();
   State init(task.dag);
   std::vector<std::pair<Sketch, int>> now{{Sketch{{}, init}, init.numStages() - 1}}, next;
   std::vector<Sketch> out;

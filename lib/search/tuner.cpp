@@ -1,5 +1,6 @@
-// The tuning loop and task scheduler (see tuner.h).
+// The tuning loop (see tuner.h).
 #include <wm/schedule/steps.h>
+#include <wm/search/task_scheduler.h>
 #include <wm/search/tuner.h>
 #include <wm/support/error.h>
 
@@ -33,6 +34,37 @@ struct TaskState {
 
 } // namespace
 
+const OptionTable<TuneOptions>& tuneOptionTable() {
+  using T = TuneOptions;
+  static const OptionTable<T> t = {
+      {"trials", "--trials", "Total measurements (the log's records of these tasks count)", &T::trials, 1, 1e9},
+      {"per_round", "--per-round", "Measurements per round (capped by trials / tasks)", &T::perRound, 1, 1e9},
+      {"strategy", "--strategy", "Task scheduler", &T::strategy, {"gradient", "round-robin"}},
+      {"alpha", "--alpha", "Task scheduler: weight of the backward gradient", &T::alpha, 0, 1},
+      {"beta", "--beta", "Task scheduler: forward gradient bound factor", &T::beta, 0, 1e9},
+      {"backward_window", "--backward-window", "Task scheduler: rounds of the backward gradient", &T::backwardWindow, 1, 1e6},
+      {"seed", "--seed", "Seed of every random choice", &T::seed},
+  };
+  return t;
+}
+
+std::vector<TuneTask> makeTuneTasks(const std::vector<TaskSource>& sources, const target::Target& target) {
+  std::vector<TuneTask> tasks;
+  std::map<std::string, size_t> seen;
+  for (auto& src : sources) {
+    SearchTask t(src.dag, target);
+    auto it = seen.find(t.key);
+    if (it != seen.end()) { // identical workloads are one task with more weight
+      tasks[it->second].task.weight += src.weight;
+      continue;
+    }
+    t.weight = src.weight;
+    seen[t.key] = tasks.size();
+    tasks.push_back({src.workload, std::move(t)});
+  }
+  return tasks;
+}
+
 TuneSummary tune(std::vector<TuneTask>& tasks, const TuneOptions& opts, runtime::Measurer& measurer,
                  costmodel::CostModel& model, TuningLog& log, const std::string& modelName,
                  const std::atomic<bool>* stop, const ProgressFn& progress) {
@@ -43,12 +75,12 @@ TuneSummary tune(std::vector<TuneTask>& tasks, const TuneOptions& opts, runtime:
   std::map<std::string, int> byKey;
   for (int i = 0; i < nt; ++i) byKey[tasks[i].task.key] = i;
 
-  // Resume: what the log already holds for these tasks.
+  // Resume: what the log already holds for these tasks on this target.
   std::vector<costmodel::MeasuredRecord> warm;
   int total = 0;
   for (auto& r : log.records()) {
     auto it = byKey.find(r.task);
-    if (it == byKey.end()) continue;
+    if (it == byKey.end() || !target::sameTarget(r.target, tasks[it->second].task.target)) continue;
     auto& t = st[it->second];
     if (!t.measured.insert(r.stepsKey()).second) continue;
     ++t.trials;
@@ -61,7 +93,14 @@ TuneSummary tune(std::vector<TuneTask>& tasks, const TuneOptions& opts, runtime:
 
   std::vector<EvolutionarySearch> searches;
   for (int i = 0; i < nt; ++i) searches.emplace_back(tasks[i].task, opts.evolution, opts.seed * 1000003 + i);
-  Rng rng(opts.seed ^ 0x5eed);
+  TaskScheduler scheduler({opts.strategy, opts.alpha, opts.beta, opts.backwardWindow}, opts.seed ^ 0x5eed);
+  auto scheduleStates = [&] {
+    std::vector<TaskScheduleState> ss;
+    for (int i = 0; i < nt; ++i)
+      ss.push_back({tasks[i].task.weight, tasks[i].task.dag.flops(), st[i].best(), st[i].trials, st[i].bestHistory,
+                    st[i].exhausted});
+    return ss;
+  };
   int perRound = std::max(1, std::min(opts.perRound, opts.trials / std::max(1, nt)));
 
   auto fill = [&] {
@@ -71,47 +110,9 @@ TuneSummary tune(std::vector<TuneTask>& tasks, const TuneOptions& opts, runtime:
                            tasks[i].task.dag.flops(), st[i].trials, st[i].errors});
   };
 
-  auto pickTask = [&]() -> int {
-    for (int i = 0; i < nt; ++i)
-      if (!st[i].exhausted && st[i].bestHistory.empty()) return i; // warm-up round
-    std::vector<int> live;
-    for (int i = 0; i < nt; ++i)
-      if (!st[i].exhausted) live.push_back(i);
-    if (live.empty()) return -1;
-    if (opts.strategy == "round-robin") {
-      int best = live[0];
-      for (int i : live)
-        if (st[i].trials < st[best].trials) best = i;
-      return best;
-    }
-    // Ansor's gradient: d(sum w*g)/d(trials) estimated backward from the recent rounds and
-    // forward from the attainable rate; the most negative wins, ties at random.
-    double bestRate = 0;
-    for (int i = 0; i < nt; ++i)
-      if (st[i].best() > 0) bestRate = std::max(bestRate, tasks[i].task.dag.flops() / st[i].best());
-    std::vector<std::pair<double, int>> grads;
-    for (int i : live) {
-      double g = st[i].best() > 0 ? st[i].best() : 1e10;
-      const auto& h = st[i].bestHistory;
-      double backward = 0;
-      int w = opts.backwardWindow;
-      if (static_cast<int>(h.size()) > w) backward = (h.back() - h[h.size() - 1 - w]) / w;
-      double t = std::max(1, st[i].trials);
-      double forward = g * (1 - 1.0 / t);
-      if (bestRate > 0) forward = std::min(forward, opts.beta * tasks[i].task.dag.flops() / bestRate);
-      forward -= g;
-      grads.push_back({tasks[i].task.weight * (opts.alpha * backward + (1 - opts.alpha) * forward), i});
-    }
-    double lo = std::min_element(grads.begin(), grads.end())->first;
-    std::vector<int> ties;
-    for (auto& [gr, i] : grads)
-      if (gr <= lo + 1e-12 * std::abs(lo)) ties.push_back(i);
-    return ties[rng.uniformInt(0, static_cast<int64_t>(ties.size()) - 1)];
-  };
-
   int round = 0;
   while (total < opts.trials && !(stop && *stop)) {
-    int ti = pickTask();
+    int ti = scheduler.pick(scheduleStates());
     if (ti < 0) break;
     auto& t = st[ti];
     int k = std::min(perRound, opts.trials - total);
@@ -140,6 +141,7 @@ TuneSummary tune(std::vector<TuneTask>& tasks, const TuneOptions& opts, runtime:
       TuningRecord rec;
       rec.task = tasks[ti].task.key;
       rec.workload = tasks[ti].workload;
+      rec.target = tasks[ti].task.target.key();
       rec.steps = c.steps();
       rec.costs = res.error == runtime::MeasureError::None ? res.costs : std::vector<double>{};
       rec.error = runtime::measureErrorName(res.error);

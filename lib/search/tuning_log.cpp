@@ -1,4 +1,5 @@
 // The tuning log (see tuning_log.h).
+#include <wm/runtime/measure.h>
 #include <wm/schedule/steps.h>
 #include <wm/search/tuning_log.h>
 #include <wm/support/error.h>
@@ -10,17 +11,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 namespace wm::search {
 
-double TuningRecord::median() const {
-  if (costs.empty()) return 0;
-  std::vector<double> c = costs;
-  std::sort(c.begin(), c.end());
-  return c.size() % 2 ? c[c.size() / 2] : 0.5 * (c[c.size() / 2 - 1] + c[c.size() / 2]);
-}
+double TuningRecord::median() const { return runtime::medianOf(costs); }
 
 std::string TuningRecord::stepsKey() const { return sched::stepsToJson(steps); }
 
@@ -63,13 +61,16 @@ bool TuningLog::fromLine(const std::string& line, TuningRecord* r, std::string* 
   }
 }
 
-TuningLog::TuningLog(std::string path) : path_(std::move(path)) {
+TuningLog::TuningLog(std::string path, Mode mode) : path_(std::move(path)) {
   std::string text;
   {
     std::ifstream in(path_, std::ios::binary);
+    if (!in && mode == Mode::Read)
+      WM_USER_ERROR() << path_ << (std::filesystem::exists(path_) ? ": cannot read the tuning log" : ": no such file");
     if (in) {
       std::stringstream ss;
       ss << in.rdbuf();
+      if (in.bad()) WM_USER_ERROR() << path_ << ": error reading the tuning log";
       text = ss.str();
     }
   }
@@ -91,6 +92,7 @@ TuningLog::TuningLog(std::string path) : path_(std::move(path)) {
     if (!fromLine(line, &r, &err)) WM_USER_ERROR() << path_ << ":" << lineNo << ": not a tuning record: " << err;
     records_.push_back(std::move(r));
   }
+  if (mode == Mode::Read) return;
   fd_ = open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
   if (fd_ < 0) WM_USER_ERROR() << path_ << ": cannot open the tuning log for writing";
   if (keep != text.size() && ftruncate(fd_, static_cast<off_t>(keep)) != 0)
@@ -102,6 +104,7 @@ TuningLog::~TuningLog() {
 }
 
 void TuningLog::append(const TuningRecord& r) {
+  WM_CHECK(fd_ >= 0) << path_ << ": the tuning log was opened for reading";
   std::string line = toLine(r) + "\n";
   // One write per record (O_APPEND): a killed process leaves whole records and at most one
   // truncated last line.
@@ -112,6 +115,59 @@ void TuningLog::append(const TuningRecord& r) {
     off += static_cast<size_t>(n);
   }
   records_.push_back(r);
+}
+
+std::map<std::string, const TuningRecord*> bestRecords(const std::vector<TuningRecord>& records,
+                                                       const target::Target& t, int* otherTargets) {
+  std::map<std::string, const TuningRecord*> best;
+  int other = 0;
+  for (auto& r : records) {
+    if (!target::sameTarget(r.target, t)) {
+      ++other;
+      continue;
+    }
+    if (!r.ok()) continue;
+    auto it = best.find(r.task);
+    if (it == best.end() || r.median() < it->second->median()) best[r.task] = &r;
+  }
+  if (otherTargets) *otherTargets = other;
+  return best;
+}
+
+std::vector<LoggedTask> readLoggedTasks(const std::vector<std::string>& paths, const WorkloadResolver& resolve) {
+  std::map<std::string, size_t> index;
+  std::vector<LoggedTask> tasks;
+  std::set<std::string> bad;
+  for (auto& p : paths) {
+    TuningLog log(p, TuningLog::Mode::Read);
+    for (auto& r : log.records()) {
+      if (bad.count(r.task)) continue;
+      auto it = index.find(r.task);
+      if (it == index.end()) {
+        LoggedTask t;
+        t.key = r.task;
+        t.workload = r.workload;
+        try {
+          t.dag = resolve(r.workload);
+        } catch (const UserError& e) {
+          spdlog::warn("{}: task {} skipped: {}", p, r.task, e.what());
+          bad.insert(r.task);
+          continue;
+        }
+        it = index.emplace(r.task, tasks.size()).first;
+        tasks.push_back(std::move(t));
+      }
+      tasks[it->second].records.push_back(r);
+    }
+  }
+  return tasks;
+}
+
+std::vector<costmodel::MeasuredRecord> measuredRecords(const std::vector<LoggedTask>& tasks) {
+  std::vector<costmodel::MeasuredRecord> out;
+  for (auto& t : tasks)
+    for (auto& r : t.records) out.push_back({t.key, &t.dag, r.steps, r.ok() ? r.median() : 0.0});
+  return out;
 }
 
 } // namespace wm::search

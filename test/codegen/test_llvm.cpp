@@ -3,17 +3,19 @@
 // vectorized inner loop holds vector FMAs in the emitted assembly; IR and objects are emitted.
 #include "../support/random_schedule.h"
 
-#include <wm/codegen/llvm.h>
+#include <wm/codegen/codegen.h>
 #include <wm/frontend/workload.h>
 #include <wm/ir/interpreter.h>
 #include <wm/lower/lower.h>
 #include <wm/runtime/buffer.h>
-#include <wm/runtime/parallel.h>
+#include <wm/rt/parallel.h>
 #include <wm/schedule/steps.h>
+#include <wm/support/error.h>
 
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <memory>
 #include <regex>
 #include <sstream>
 
@@ -45,10 +47,10 @@ std::string readFile(const std::string& path) {
 } // namespace
 
 TEST_CASE("every property-test schedule runs correctly through LLVM", "[llvm][property]") {
-  runtime::setNumThreads(2);
-  auto target = codegen::CpuTarget::host();
+  rt::setNumThreads(2);
+  auto target = codegen::resolveTarget({});
   Rng rng(20261202); // the seed of test_property.cpp: the same schedules
-  int checked = 0;
+  int checked = 0, gpuOnly = 0;
   for (const auto& spec : testing::smallWorkloads()) {
     auto w = parseWorkload(spec);
     auto inputs = ir::randomInputs(w.dag, rng.next());
@@ -60,21 +62,26 @@ TEST_CASE("every property-test schedule runs correctly through LLVM", "[llvm][pr
       if (testing::loopWork(f.body) > 2e5) continue; // skipped there too
       ++k;
       INFO(spec << "\nschedule: " << sched::stepsToJson(steps) << "\n" << lower::toString(f));
+      if (testing::hasThreadBinding(f.body)) { // a GPU schedule: refused, never run serially
+        CHECK_THROWS_AS(codegen::JitKernel::compile(f, target), InternalError);
+        ++gpuOnly;
+        continue;
+      }
       auto kernel = codegen::JitKernel::compile(f, target);
       auto got = runJit(*kernel, f, inputs);
       for (size_t o = 0; o < got.size(); ++o) REQUIRE(ir::maxRelativeError(got[o], expect[o]) <= 1e-4);
       ++checked;
     }
   }
-  CHECK(checked == 50 * static_cast<int>(testing::smallWorkloads().size()));
+  CHECK(checked + gpuOnly == 50 * static_cast<int>(testing::smallWorkloads().size()));
+  CHECK(checked > gpuOnly); // most schedules are CPU schedules
 }
 
 TEST_CASE("hand-written schedules run correctly through LLVM", "[llvm]") {
-  auto target = codegen::CpuTarget::host();
+  auto target = codegen::resolveTarget({});
   for (auto [spec, file] : std::vector<std::pair<std::string, std::string>>{
            {"gemm:M=64,N=64,K=64", "gemm_cpu_ssrsrs.json"},
-           {"conv2d:N=1,C=8,H=10,W=10,K=16,R=3,S=3,pad=1", "conv2d_cpu_ssrsrs.json"},
-           {"gemm:M=64,N=64,K=64", "gemm_gpu_sssrrsrs.json"}}) {
+           {"conv2d:N=1,C=8,H=10,W=10,K=16,R=3,S=3,pad=1", "conv2d_cpu_ssrsrs.json"}}) {
     INFO(file);
     auto w = parseWorkload(spec);
     std::vector<sched::Step> steps;
@@ -95,33 +102,63 @@ TEST_CASE("a vectorized inner loop becomes vector FMA instructions", "[llvm][asm
   std::string err;
   REQUIRE(sched::stepsFromJson(readFile(std::string(WM_TEST_DATA_DIR) + "/schedules/gemm_cpu_ssrsrs.json"), &steps, &err));
   auto f = lower::lower(sched::replay(w.dag, steps).state);
-  std::string avx512 = codegen::emit(f, codegen::CpuTarget::host("x86-64-v4"), codegen::EmitKind::Assembly);
+  std::string avx512 = codegen::emit(f, codegen::resolveTarget({"llvm", "x86-64-v4", "", 2}), codegen::EmitKind::Assembly);
   // Packed (not scalar) single-precision FMAs.
   CHECK(std::regex_search(avx512, std::regex("vfmadd[0-9]+ps")));
-  std::string avx2 = codegen::emit(f, codegen::CpuTarget::host("haswell"), codegen::EmitKind::Assembly);
+  std::string avx2 = codegen::emit(f, codegen::resolveTarget({"llvm", "haswell", "", 2}), codegen::EmitKind::Assembly);
   CHECK(std::regex_search(avx2, std::regex("vfmadd[0-9]+ps")));
   // Without vectorize annotations there are no packed FMAs in the inner loop of the naive GEMM.
   auto naive = lower::lower(sched::State(w.dag));
-  std::string ir = codegen::emit(naive, codegen::CpuTarget::host(), codegen::EmitKind::LlvmIr, false);
+  std::string ir = codegen::emit(naive, codegen::resolveTarget({}), codegen::EmitKind::LlvmIr, false);
   CHECK_THAT(ir, Catch::Contains("define void @C(ptr"));
   CHECK_THAT(ir, Catch::Contains("noalias"));
-  std::string obj = codegen::emit(naive, codegen::CpuTarget::host(), codegen::EmitKind::Object);
+  std::string obj = codegen::emit(naive, codegen::resolveTarget({}), codegen::EmitKind::Object);
   REQUIRE(obj.size() > 4);
   CHECK(obj.substr(0, 4) == "\x7f" "ELF");
 }
 
 TEST_CASE("parallel loops run on the thread pool", "[llvm][parallel]") {
-  runtime::setNumThreads(2);
+  rt::setNumThreads(2);
   auto w = parseWorkload("gemm:M=64,N=32,K=16");
   sched::State s(w.dag);
   REQUIRE(sched::applyStep(s, sched::AnnotationStep{2, 0, sched::Annotation::Parallel}).empty());
   auto f = lower::lower(s);
-  CHECK_THAT(codegen::emit(f, codegen::CpuTarget::host(), codegen::EmitKind::LlvmIr, false),
+  CHECK_THAT(codegen::emit(f, codegen::resolveTarget({}), codegen::EmitKind::LlvmIr, false),
              Catch::Contains("wm_parallel_for"));
   auto inputs = ir::randomInputs(w.dag, 9);
-  auto kernel = codegen::JitKernel::compile(f, codegen::CpuTarget::host());
+  auto kernel = codegen::JitKernel::compile(f, codegen::resolveTarget({}));
   for (int rep = 0; rep < 20; ++rep) {
     auto got = runJit(*kernel, f, inputs);
     REQUIRE(ir::maxRelativeError(got[0], ir::evaluateOutputs(w.dag, inputs)[0]) <= 1e-5);
   }
+}
+
+TEST_CASE("the same loop nest gives the same code, whatever the heap addresses", "[llvm][determinism]") {
+  // Two lowerings of one schedule hold their variables and buffers at different addresses; the
+  // parallel closure and everything else must come out identical.
+  auto w = parseWorkload("conv2d:N=1,C=8,H=10,W=10,K=16,R=3,S=3,pad=1");
+  std::vector<sched::Step> steps;
+  std::string err;
+  REQUIRE(sched::stepsFromJson(readFile(std::string(WM_TEST_DATA_DIR) + "/schedules/conv2d_cpu_ssrsrs.json"), &steps, &err));
+  auto r = sched::replay(w.dag, steps);
+  REQUIRE(r.error.empty());
+  auto target = codegen::resolveTarget({});
+  std::vector<std::unique_ptr<lower::LoweredFunc>> keep; // keep earlier nodes alive: new addresses
+  std::string first;
+  for (int i = 0; i < 4; ++i) {
+    keep.push_back(std::make_unique<lower::LoweredFunc>(lower::lower(r.state)));
+    std::string ir = codegen::emit(*keep.back(), target, codegen::EmitKind::LlvmIr, false);
+    if (i == 0) first = ir;
+    else CHECK(ir == first);
+  }
+  CHECK_THAT(first, Catch::Contains("wm_parallel_for"));
+}
+
+TEST_CASE("a thread-bound loop reaching the CPU code generator is an error", "[llvm]") {
+  auto w = parseWorkload("gemm:M=64,N=64,K=64");
+  std::vector<sched::Step> steps;
+  std::string err;
+  REQUIRE(sched::stepsFromJson(readFile(std::string(WM_TEST_DATA_DIR) + "/schedules/gemm_gpu_sssrrsrs.json"), &steps, &err));
+  auto f = lower::lower(sched::replay(w.dag, steps).state);
+  CHECK_THROWS_AS(codegen::emit(f, codegen::resolveTarget({}), codegen::EmitKind::LlvmIr, false), InternalError);
 }

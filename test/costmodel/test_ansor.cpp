@@ -39,7 +39,7 @@ TEST_CASE("ansor features: one row of 164 per store", "[ansor]") {
 
 TEST_CASE("the ansor model learns to rank schedules", "[ansor]") {
   auto w = parseWorkload("gemm:M=64,N=64,K=64");
-  search::SearchTask task(w.dag, search::TargetKind::Cpu, search::HardwareParams::hostCpu());
+  search::SearchTask task(w.dag, target::ansorCpuDefaults(2));
   auto sketches = search::generateSketches(task);
   Rng rng(11);
   std::vector<sched::State> states;

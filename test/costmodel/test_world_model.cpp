@@ -49,7 +49,7 @@ struct Data {
 
 Data makeData(int n, uint64_t seed) {
   Data d{parseWorkload("gemm:M=64,N=64,K=64"), {}, {}};
-  search::SearchTask task(d.w.dag, search::TargetKind::Cpu, search::HardwareParams::hostCpu());
+  search::SearchTask task(d.w.dag, target::ansorCpuDefaults(2));
   auto sketches = search::generateSketches(task);
   Rng rng(seed);
   for (int i = 0; static_cast<int>(d.steps.size()) < n && i < 20 * n; ++i) {
@@ -85,7 +85,7 @@ TEST_CASE("world model: features have the documented sizes", "[worldmodel]") {
   for (size_t i = 0; i < d.steps[0].size(); ++i)
     CHECK(costmodel::actionFeatures(d.steps[0], i, static_cast<int>(d.w.dag.size())).size() ==
           static_cast<size_t>(costmodel::kActionDim));
-  CHECK(costmodel::HardwareFeatures::hostCpu().vector().size() == static_cast<size_t>(costmodel::kHardwareDim));
+  CHECK(costmodel::HardwareFeatures::of(target::ansorCpuDefaults(2)).vector().size() == static_cast<size_t>(costmodel::kHardwareDim));
 }
 
 TEST_CASE("world model: training lifts pairwise accuracy on a synthetic task to >= 0.9", "[worldmodel]") {
@@ -94,7 +94,7 @@ TEST_CASE("world model: training lifts pairwise accuracy on a synthetic task to 
     auto train = makeData(400, 11), test = makeData(200, 12);
     auto o = smallOptions();
     o.transition = transition;
-    costmodel::WorldModel model(o, costmodel::HardwareFeatures::hostCpu(2));
+    costmodel::WorldModel model(o, costmodel::HardwareFeatures::of(target::ansorCpuDefaults(2)));
     double before = pairwise(test.costs, model.score(test.w.dag, test.steps));
     std::vector<costmodel::MeasuredRecord> recs;
     for (size_t i = 0; i < train.steps.size(); ++i) recs.push_back({"synthetic", &train.w.dag, train.steps[i], train.costs[i]});
@@ -109,7 +109,7 @@ TEST_CASE("world model: training lifts pairwise accuracy on a synthetic task to 
 
 TEST_CASE("world model: prefix-shared scoring equals scoring one at a time", "[worldmodel]") {
   auto d = makeData(40, 5);
-  costmodel::WorldModel model(smallOptions(), costmodel::HardwareFeatures::hostCpu(2));
+  costmodel::WorldModel model(smallOptions(), costmodel::HardwareFeatures::of(target::ansorCpuDefaults(2)));
   auto batch = model.score(d.w.dag, d.steps);
   for (size_t i = 0; i < d.steps.size(); i += 7) {
     auto one = model.score(d.w.dag, {d.steps[i]});
@@ -125,12 +125,12 @@ TEST_CASE("world model: prefix-shared scoring equals scoring one at a time", "[w
 TEST_CASE("world model: checkpoints round-trip and refuse other formats", "[worldmodel]") {
   auto d = makeData(20, 6);
   std::string path = "wm_test_checkpoint.pt";
-  costmodel::WorldModel model(smallOptions(), costmodel::HardwareFeatures::hostCpu(2));
+  costmodel::WorldModel model(smallOptions(), costmodel::HardwareFeatures::of(target::ansorCpuDefaults(2)));
   model.save(path);
   auto o = smallOptions();
   o.latent = 999; // the checkpoint's own sizes win
   o.init = path;
-  costmodel::WorldModel loaded(o, costmodel::HardwareFeatures::hostCpu(2));
+  costmodel::WorldModel loaded(o, costmodel::HardwareFeatures::of(target::ansorCpuDefaults(2)));
   auto a = model.score(d.w.dag, d.steps), b = loaded.score(d.w.dag, d.steps);
   for (size_t i = 0; i < a.size(); ++i) CHECK(a[i] == Approx(b[i]).margin(1e-6));
   {
@@ -139,7 +139,7 @@ TEST_CASE("world model: checkpoints round-trip and refuse other formats", "[worl
   }
   o.init = "wm_not_a_checkpoint.pt";
   try {
-    costmodel::WorldModel bad(o, costmodel::HardwareFeatures::hostCpu(2));
+    costmodel::WorldModel bad(o, costmodel::HardwareFeatures::of(target::ansorCpuDefaults(2)));
     FAIL("a non-checkpoint loaded");
   } catch (const UserError& e) {
     CHECK(std::string(e.what()).find("not a world-model checkpoint") != std::string::npos);

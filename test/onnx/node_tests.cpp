@@ -8,6 +8,7 @@
 // A test whose model wmtune refuses (an unsupported op, attribute, type or opset: a user error
 // from the loader) is listed as skipped with that reason. Any other outcome than a match is a
 // failure. Exit 0 when nothing failed and at least --min-passed tests passed.
+#include <wm/codegen/codegen.h>
 #include <wm/frontend/graph.h>
 #include <wm/frontend/model.h>
 #include <wm/runtime/graph_executor.h>
@@ -104,7 +105,8 @@ Outcome runTest(const fs::path& dir) {
       return {Outcome::Failed, std::string("while loading: ") + firstLine(e.what())};
     }
     try {
-      runtime::GraphExecutor exec(prog, plan, {});
+      static const target::Target target = codegen::resolveTarget({});
+      runtime::GraphExecutor exec(prog, plan, {}, target);
       Outcome r = compare(s.filename().string(), exec.run(inputs), want);
       if (r.kind != Outcome::Passed) return r;
     } catch (const std::exception& e) {

@@ -1,6 +1,7 @@
 // Measurement tests with injected faults: a crashing, an endless and a wrong kernel (and a
 // build that hangs, and one that fails) each give their error code, and the next candidate is
 // measured normally by a fresh worker.
+#include <wm/codegen/codegen.h>
 #include <wm/runtime/measure.h>
 
 #include <catch2/catch.hpp>
@@ -10,12 +11,10 @@ using runtime::MeasureError;
 
 TEST_CASE("faulty candidates cost one error record each", "[measure]") {
   runtime::MeasureOptions o;
-  o.workerExe = WM_WMTUNE_PATH;
   o.runTimeoutS = 2;
   o.buildTimeoutS = 5;
   o.minRepeatMs = 5;
-  o.threads = 1;
-  auto m = runtime::makeWorkerMeasurer(o);
+  auto m = runtime::makeWorkerMeasurer(o, codegen::resolveTarget({"llvm", "", "", 1}), WM_WMTUNE_PATH);
   const std::string spec = "gemm:M=32,N=32,K=32";
   std::vector<sched::Step> good{sched::SplitStep{2, 0, 32, {8}, true},
                                 sched::AnnotationStep{2, 1, sched::Annotation::Unroll}};

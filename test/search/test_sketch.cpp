@@ -20,15 +20,13 @@ using namespace wm::search;
 
 namespace {
 
-HardwareParams ansorCpu() {
-  HardwareParams h;
-  h.numCores = 4;
-  return h;
-}
+enum class TargetKind { Cpu, Gpu };
+
+target::Target ansorCpu() { return target::ansorCpuDefaults(4); }
 
 size_t sketches(const std::string& spec, TargetKind t) {
   auto w = parseWorkload(spec);
-  SearchTask task(w.dag, t, t == TargetKind::Cpu ? ansorCpu() : HardwareParams::gpuDefault());
+  SearchTask task(w.dag, t == TargetKind::Cpu ? ansorCpu() : target::gpuDefaults());
   return generateSketches(task).size();
 }
 
@@ -53,13 +51,13 @@ TEST_CASE("sketch counts match Ansor's tests", "[sketch]") {
   CHECK(sketches("gemm:M=8,N=8,K=512", TargetKind::Cpu) == 5);
   CHECK(sketches("gemm:M=512,N=512,K=512", TargetKind::Gpu) == 1);
   CHECK(sketches("gemm:M=8,N=8,K=1024", TargetKind::Gpu) == 2);
-  CHECK(generateSketches(SearchTask(conv2dBnRelu(), TargetKind::Cpu, ansorCpu())).size() == 3);
-  CHECK(generateSketches(SearchTask(conv2dBnRelu(), TargetKind::Gpu, HardwareParams::gpuDefault())).size() == 1);
+  CHECK(generateSketches(SearchTask(conv2dBnRelu(), ansorCpu())).size() == 3);
+  CHECK(generateSketches(SearchTask(conv2dBnRelu(), target::gpuDefaults())).size() == 1);
 }
 
 TEST_CASE("sketches have Ansor's structure", "[sketch]") {
   auto w = parseWorkload("gemm:M=512,N=512,K=512");
-  auto sk = generateSketches(SearchTask(w.dag, TargetKind::Cpu, ansorCpu()));
+  auto sk = generateSketches(SearchTask(w.dag, ansorCpu()));
   REQUIRE(sk.size() == 3);
   // Plain multi-level tiling: i and j in 4 parts, k in 2, order SSRSRS.
   std::string plain;
@@ -78,7 +76,7 @@ TEST_CASE("sketches have Ansor's structure", "[sketch]") {
     }
   CHECK(withCache == 2);
   // GPU: shared-memory cache reads of both inputs.
-  auto gpu = generateSketches(SearchTask(w.dag, TargetKind::Gpu, HardwareParams::gpuDefault()));
+  auto gpu = generateSketches(SearchTask(w.dag, target::gpuDefaults()));
   REQUIRE(gpu.size() == 1);
   CHECK_THAT(gpu[0].state.toString(), Catch::Contains("A.shared (shared)"));
   CHECK_THAT(gpu[0].state.toString(), Catch::Contains("B.shared (shared)"));
@@ -103,7 +101,7 @@ TEST_CASE("every sampled or mutated state of every operator computes the referen
   for (TargetKind target : {TargetKind::Cpu, TargetKind::Gpu}) {
     for (const auto& spec : testing::smallWorkloads()) {
       auto w = parseWorkload(spec);
-      SearchTask task(w.dag, target, target == TargetKind::Cpu ? HardwareParams::hostCpu() : HardwareParams::gpuDefault());
+      SearchTask task(w.dag, target == TargetKind::Cpu ? target::ansorCpuDefaults(2) : target::gpuDefaults());
       auto sk = generateSketches(task);
       REQUIRE(!sk.empty());
       auto inputs = ir::randomInputs(w.dag, rng.next());

@@ -56,7 +56,7 @@ TEST_CASE("the tuning log appends, resumes and skips a truncated last line", "[l
   std::string path = tempPath("log.jsonl");
   std::remove(path.c_str());
   {
-    TuningLog log(path);
+    TuningLog log(path, TuningLog::Mode::Append);
     CHECK(log.records().empty());
     for (int i = 0; i < 3; ++i) log.append(record(i));
   }
@@ -64,13 +64,18 @@ TEST_CASE("the tuning log appends, resumes and skips a truncated last line", "[l
     std::ofstream(path, std::ios::app) << "{\"v\":1,\"task\":\"abc\",\"wor"; // a killed write
   }
   {
-    TuningLog log(path);
+    auto size = [&] { std::ifstream in(path, std::ios::binary | std::ios::ate); return static_cast<long>(in.tellg()); };
+    long before = size();
+    TuningLog reader(path, TuningLog::Mode::Read); // reading never writes
+    REQUIRE(reader.records().size() == 3);
+    CHECK(size() == before);
+    TuningLog log(path, TuningLog::Mode::Append);
     REQUIRE(log.records().size() == 3);
     CHECK(log.records()[1].steps == record(1).steps);
     CHECK(log.records()[2].median() == Approx(0.0025));
     log.append(record(3));
   }
-  TuningLog again(path);
+  TuningLog again(path, TuningLog::Mode::Read);
   CHECK(again.records().size() == 4); // the truncated line was dropped, not glued to the next
   std::remove(path.c_str());
 }
@@ -82,7 +87,7 @@ TEST_CASE("a corrupt tuning log is a user error naming the line", "[log]") {
     out << TuningLog::toLine(record(0)) << "\nnot json\n" << TuningLog::toLine(record(1)) << "\n";
   }
   try {
-    TuningLog log(path);
+    TuningLog log(path, TuningLog::Mode::Read);
     FAIL("no error");
   } catch (const UserError& e) {
     CHECK_THAT(e.what(), Catch::Contains(path + ":2: not a tuning record"));
@@ -95,8 +100,8 @@ TEST_CASE("with a fixed seed and a mock measurer two runs propose the same candi
     std::remove(path.c_str());
     auto w = parseWorkload("gemm:M=64,N=64,K=64");
     auto w2 = parseWorkload("relu:shape=64x64");
-    std::vector<TuneTask> tasks{{w.canonical, SearchTask(w.dag, TargetKind::Cpu, HardwareParams::hostCpu())},
-                                {w2.canonical, SearchTask(w2.dag, TargetKind::Cpu, HardwareParams::hostCpu())}};
+    std::vector<TuneTask> tasks{{w.canonical, SearchTask(w.dag, target::ansorCpuDefaults(2))},
+                                {w2.canonical, SearchTask(w2.dag, target::ansorCpuDefaults(2))}};
     TuneOptions o;
     o.trials = 24;
     o.perRound = 6;
@@ -104,7 +109,7 @@ TEST_CASE("with a fixed seed and a mock measurer two runs propose the same candi
     o.evolution.population = 64;
     MockMeasurer m;
     auto model = costmodel::makeRandomModel(seed);
-    TuningLog log(path);
+    TuningLog log(path, TuningLog::Mode::Append);
     tune(tasks, o, m, *model, log, "random");
     std::vector<std::string> out;
     for (auto& r : log.records()) out.push_back(r.task + " " + r.stepsKey());

@@ -145,6 +145,25 @@ double loopWork(const lower::Stmt& s) {
   return 0;
 }
 
+bool hasThreadBinding(const lower::Stmt& s) {
+  using namespace wm::lower;
+  if (!s.defined()) return false;
+  switch (s.kind()) {
+  case StmtKind::For:
+    return s.as<ForNode>()->forKind == ForKind::ThreadBound || hasThreadBinding(s.as<ForNode>()->body);
+  case StmtKind::Store: return false;
+  case StmtKind::Allocate: return hasThreadBinding(s.as<AllocateNode>()->body);
+  case StmtKind::IfThenElse:
+    return hasThreadBinding(s.as<IfThenElseNode>()->then) || hasThreadBinding(s.as<IfThenElseNode>()->otherwise);
+  case StmtKind::Seq:
+    for (auto& x : s.as<SeqNode>()->stmts)
+      if (hasThreadBinding(x)) return true;
+    return false;
+  case StmtKind::Attr: return hasThreadBinding(s.as<AttrNode>()->body);
+  }
+  return false;
+}
+
 std::vector<std::string> smallWorkloads() {
   return {
       "gemm:M=12,N=10,K=7", "gemm:M=16,N=16,K=16",

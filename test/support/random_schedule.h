@@ -20,6 +20,9 @@ std::vector<sched::Step> randomSchedule(const ir::ComputeDAG& dag, Rng& rng, int
 
 /// Stores the loop nest executes (sum over stores of the product of enclosing loop extents);
 /// tests skip random schedules whose nests are too large to interpret quickly.
+/// Whether a loop of the nest is bound to a GPU thread axis (the CPU code generator refuses
+/// those; GPU schedules are checked by the loop interpreter).
+bool hasThreadBinding(const lower::Stmt& s);
 double loopWork(const lower::Stmt& s);
 
 /// Two small shapes of every built-in workload (specs), for tests that run every operator.

@@ -12,6 +12,7 @@
 #include "convert.h"
 
 #include <wm/frontend/model.h>
+#include <wm/frontend/workload.h>
 #include <wm/support/error.h>
 
 #include <algorithm>
@@ -325,6 +326,11 @@ ComputeDAG onnxTaskDag(const std::string& spec) {
   auto d = it->second.find(key);
   if (d == it->second.end()) WM_USER_ERROR() << path << ": the model has no task " << key;
   return d->second;
+}
+
+ComputeDAG workloadDag(const std::string& spec) {
+  if (spec.rfind("onnx:", 0) == 0) return onnxTaskDag(spec);
+  return parseWorkload(spec).dag;
 }
 
 } // namespace wm::frontend

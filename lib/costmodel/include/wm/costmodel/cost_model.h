@@ -1,10 +1,14 @@
 // The cost-model interface (STYLE.md 8): a narrow batch interface that the search calls.
 // update() learns from measured records; predict() scores states of one task (higher is
 // better, normalized throughput-like; failed or invalid states get -inf). Models: `random`
-// (here), `ansor` (static features + gradient-boosted trees, next) and the world model.
+// (here), `ansor` (static features + gradient-boosted trees, below) and the world model
+// (world_model.h); factory.h makes any of them by name.
+//
+// How to add a cost model: docs/contributing.md ("A cost model").
 #pragma once
 
 #include <wm/schedule/state.h>
+#include <wm/support/options.h>
 
 #include <memory>
 #include <string>
@@ -43,6 +47,7 @@ struct AnsorModelOptions {
   double minChildWeight = 0;
   uint64_t seed = 0;
 };
+const OptionTable<AnsorModelOptions>& ansorModelOptionTable();
 
 /// Ansor's cost model: per-store static features of the lowered loop nest
 /// (ansor_features.h), gradient-boosted trees (XGBoost), trained on per-task normalized

@@ -10,6 +10,8 @@
 #pragma once
 
 #include <wm/costmodel/cost_model.h>
+#include <wm/support/options.h>
+#include <wm/target/target.h>
 
 #include <memory>
 #include <string>
@@ -24,8 +26,8 @@ struct HardwareFeatures {
   int cores = 1, vectorBits = 512;
   double l1KiB = 32, l2KiB = 1024, l3KiB = 32768, ghz = 3.0;
   int sms = 0, maxThreadsPerBlock = 0, sharedKiB = 0, registersPerBlock = 0, warpSize = 0;
-  /// This machine (sysfs / cpuinfo; defaults where unreadable).
-  static HardwareFeatures hostCpu(int cores = 0);
+  /// What the target says (nothing drifts: the clock is the nominal one).
+  static HardwareFeatures of(const target::Target& t);
   std::vector<float> vector() const; ///< normalized, kHardwareDim values
 };
 
@@ -48,10 +50,14 @@ struct WorldModelOptions {
   int stepsPerUpdate = 60;         ///< Adam steps after each measurement round (online)
   int batchTasks = 4, batchPerTask = 64; ///< a training batch: tasks × samples per task
   int maxSteps = 96;               ///< longer step lists are cut (rare)
-  int threads = 0;                 ///< libtorch threads; 0: all cores
+  /// libtorch threads for scoring and training. Fixed, not "all cores": BLAS results depend on
+  /// the thread count, and the same seed must give the same scores on any machine load.
+  int threads = 1;
   uint64_t seed = 0;
   std::string init;                ///< checkpoint to start from; empty: fresh weights
 };
+/// Keys and flags (--wm-*) of the world model's options.
+const OptionTable<WorldModelOptions>& worldModelOptionTable();
 
 class WorldModel : public CostModel {
 public:

@@ -20,6 +20,18 @@ inline int bitsOf(DType t) {
   }
   return 0;
 }
+/// Bytes one element occupies in memory (bool: one byte). The one table of element sizes:
+/// buffers, code generation, features and executors all read it.
+inline int64_t storageBytes(DType t) {
+  switch (t) {
+  case DType::F32: return 4;
+  case DType::F16: return 2;
+  case DType::I32: return 4;
+  case DType::I64: return 8;
+  case DType::Bool: return 1;
+  }
+  return 0;
+}
 const char* dtypeName(DType t);
 /// Parses "f32", "f16", "i32", "i64", "bool"; returns false when unknown.
 bool parseDType(const std::string& s, DType* out);

@@ -1,5 +1,6 @@
-// Host buffers for running compiled kernels: 64-byte aligned, typed storage (the kernel ABI
-// of codegen/llvm.h), with conversion from and to the interpreters' NDArray.
+// Host buffers for running compiled kernels: aligned (rt/abi.h), typed storage, and the one
+// place where typed memory is converted from and to the interpreters' NDArray (every DType,
+// f16 included).
 #pragma once
 
 #include <wm/ir/interpreter.h>
@@ -10,10 +11,21 @@
 
 namespace wm::runtime {
 
+/// Writes a's elements as a.dtype()'s storage type, densely, at dst.
+void storeElements(void* dst, const ir::NDArray& a);
+/// Reads an array of type t and shape from memory: dense row-major, or gathered with
+/// `strides` (elements) when given.
+ir::NDArray loadElements(const void* src, ir::DType t, const ir::Shape& shape,
+                         const std::vector<int64_t>& strides = {});
+
 class HostBuffer {
 public:
+  /// Zeroed storage for shape (or allocElements elements when >= 0); UserError when the size
+  /// overflows or cannot be allocated.
   HostBuffer(ir::DType dtype, const ir::Shape& shape, int64_t allocElements = -1);
   static HostBuffer from(const ir::NDArray& a);
+  /// Raw aligned storage of at least `bytes` bytes.
+  static HostBuffer raw(int64_t bytes);
   /// Dense row-major copy (buffers of the kernel ABI are dense unless strides say otherwise;
   /// `strides` gathers from a strided buffer).
   ir::NDArray toNDArray(const std::vector<int64_t>& strides = {}) const;
@@ -32,7 +44,5 @@ private:
   int64_t elements_ = 0, bytes_ = 0;
   std::unique_ptr<void, Free> mem_;
 };
-
-int64_t elementBytes(ir::DType t);
 
 } // namespace wm::runtime

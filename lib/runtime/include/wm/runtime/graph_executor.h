@@ -1,11 +1,13 @@
 // Whole-model execution: every fused group of a model runs its task's compiled kernel (the
 // best schedule a tuning log holds for the task, or the default schedule), in order, on
 // planned buffers: constants are loaded once, views share their source's bytes, and an
-// intermediate buffer is reused once its last reader has run.
+// intermediate buffer is reused once its last reader has run. Kernels are compiled for the
+// target and run with its cores.
 #pragma once
 
 #include <wm/frontend/model.h>
 #include <wm/schedule/step_types.h>
+#include <wm/target/target.h>
 
 #include <map>
 #include <memory>
@@ -13,11 +15,6 @@
 #include <vector>
 
 namespace wm::runtime {
-
-struct ExecutorOptions {
-  int threads = 0;         ///< kernel threads; 0: all hardware threads
-  std::string mcpu, mattr; ///< CPU target override
-};
 
 struct ExecutorStats {
   int kernels = 0;        ///< distinct compiled kernels (one per task)
@@ -32,7 +29,7 @@ public:
   /// `schedules`: task key -> steps (tasks without an entry get the default schedule).
   GraphExecutor(const frontend::Program& program, const frontend::ModelPlan& plan,
                 const std::map<std::string, std::vector<sched::Step>>& schedules,
-                const ExecutorOptions& opts = {});
+                const target::Target& target);
   ~GraphExecutor();
   GraphExecutor(const GraphExecutor&) = delete;
   GraphExecutor& operator=(const GraphExecutor&) = delete;

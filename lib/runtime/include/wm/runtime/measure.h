@@ -1,15 +1,18 @@
-// Measurement of candidate schedules on the CPU, in worker processes.
+// The measurement API that search sees: what to measure (MeasureInput), how (MeasureOptions,
+// one option table), what came out (MeasureResult with Ansor's error codes), and the Measurer
+// interface. The implementation search gets is makeWorkerMeasurer: it starts the wmtune binary
+// in its worker mode (`wmtune worker`, by exec, never a bare fork of the tuner), keeps it alive
+// across candidates, and puts each candidate's build and run under a timeout; a crash, a hang
+// or a wrong result becomes an error record and the pool goes on with a fresh worker.
 //
-// A WorkerPool starts the wmtune binary in its worker mode (`wmtune worker`, by exec, never a
-// bare fork of the tuner) and keeps it alive across candidates. Each candidate is built and run
-// under a timeout; a crash, a hang or a wrong result becomes an error record and the pool goes
-// on with a fresh worker. In the worker, a candidate's first run is checked against the task's
-// reference result (the unscheduled program, computed once per task); then it is timed: warm-up
-// runs, then runs until both a minimum count and a minimum time are reached; the median is
-// reported.
+// The worker belongs to the app (apps/wmtune/cmd_worker.cpp): it resolves the workload spec,
+// builds the candidate with a ProgramBuilder and checks and times it with a ProgramRunner
+// (program.h). No LLVM, ONNX or protobuf is linked through this header's library.
 #pragma once
 
 #include <wm/schedule/step_types.h>
+#include <wm/support/options.h>
+#include <wm/target/target.h>
 
 #include <cstdint>
 #include <memory>
@@ -36,26 +39,26 @@ enum class MeasureError : uint8_t {
 const char* measureErrorName(MeasureError e);
 bool parseMeasureError(const std::string& s, MeasureError* out);
 
+/// How candidates are checked and timed. Defaults live here and nowhere else; the rows of
+/// measureOptionTable() give keys, flags and help.
 struct MeasureOptions {
   int warmup = 1;              ///< untimed runs after the checked first run
   int minRepeat = 3;           ///< at least this many timed runs
   double minRepeatMs = 100;    ///< and at least this much time in timed runs
   int maxRepeat = 1000;        ///< at most this many
   bool flushCache = false;     ///< overwrite a large buffer before each timed run
-  int threads = 0;             ///< kernel threads; 0: all hardware threads
   double buildTimeoutS = 15;
   double runTimeoutS = 10;
   double tolerance = 1e-3;     ///< max relative error against the reference
   /// A candidate whose checked first run takes longer than this is timed by that run alone
   /// (no warm-up or repeats): slow candidates cost one run, not a run timeout.
   double slowRunS = 0.5;
-  uint64_t seed = 0;           ///< random inputs
-  std::string mcpu, mattr;     ///< CPU target override
-  std::string workerExe;       ///< the wmtune binary; empty: this process's executable
+  uint64_t inputSeed = 0;      ///< random inputs
 };
+const OptionTable<MeasureOptions>& measureOptionTable();
 
 struct MeasureInput {
-  std::string workload;             ///< workload spec
+  std::string workload;             ///< workload spec (the worker resolves it)
   std::vector<sched::Step> steps;   ///< the schedule
   std::string inject;               ///< test hook: crash, hang, wrong, build_hang
 };
@@ -69,17 +72,41 @@ struct MeasureResult {
   double buildSeconds = 0;
 };
 
+/// The median of costs (0 when empty).
+double medianOf(std::vector<double> costs);
+
 class Measurer {
 public:
   virtual ~Measurer() = default;
   virtual std::vector<MeasureResult> measure(const std::vector<MeasureInput>& inputs) = 0;
 };
 
-/// Measures in one worker process at a time (the machine's cores are the kernel's).
-std::unique_ptr<Measurer> makeWorkerMeasurer(const MeasureOptions& opts);
+/// Measures on `target` in one worker process at a time (the machine's cores are the
+/// kernel's). workerExe: the wmtune binary; empty: this process's executable.
+std::unique_ptr<Measurer> makeWorkerMeasurer(const MeasureOptions& opts, const target::Target& target,
+                                             const std::string& workerExe = "");
 
-/// The worker's main loop: reads requests from `in`, writes results to `out` (file
-/// descriptors). Used by `wmtune worker`.
-int runWorker(int in, int out);
+/// Costs that are a fixed function of the workload and the schedule (a stable hash, about 1-2
+/// ms), not measurements: for tests that need the same "measurements" in every process (the
+/// determinism test of `tune`). Never used for tuning.
+std::unique_ptr<Measurer> makeSimulatedMeasurer();
+
+// ---- the worker protocol (one JSON object a line) ----
+// The tuner sends a WorkerRequest; the worker answers {"id", "stage": "built", "build_s"} once
+// the kernel is compiled, then a WorkerReply. The build timeout runs until "built", the run
+// timeout from there until the reply.
+struct WorkerRequest {
+  int64_t id = 0;
+  std::string workload;
+  std::vector<sched::Step> steps;
+  MeasureOptions options;
+  target::Target target;
+  std::string inject;
+};
+std::string encodeRequest(const WorkerRequest& r);
+/// False and *error when the line is not a request.
+bool decodeRequest(const std::string& line, WorkerRequest* r, std::string* error);
+std::string encodeBuilt(int64_t id, double buildSeconds);
+std::string encodeReply(int64_t id, const MeasureResult& r);
 
 } // namespace wm::runtime

@@ -7,6 +7,7 @@
 
 #include <wm/costmodel/cost_model.h>
 #include <wm/search/sketch.h>
+#include <wm/support/options.h>
 #include <wm/support/rng.h>
 
 #include <optional>
@@ -23,6 +24,7 @@ struct EvolutionOptions {
   double epsGreedy = 0.05;
   double seedFraction = 0.2; ///< share of the population seeded from the best measured states
 };
+const OptionTable<EvolutionOptions>& evolutionOptionTable();
 
 /// One weighted random mutation (CPU: tile size 0.90, auto-unroll 0.04, compute location
 /// 0.05, parallel 0.01; GPU: tile size 0.90, auto-unroll 0.10), or nullopt if it is invalid.

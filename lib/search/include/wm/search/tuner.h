@@ -1,14 +1,15 @@
-// The tuning loop over several tasks: the task scheduler picks a task (one warm-up round per
-// task, then Ansor's gradient strategy or round-robin), its evolutionary search proposes a
-// batch, the measurer measures it, every record goes to the tuning log, and the cost model
-// learns from them. A log that already holds records of these tasks is resumed: its states
-// are never measured again and count towards the trial budget.
+// The tuning loop over several tasks: the task scheduler (task_scheduler.h) picks a task, its
+// evolutionary search proposes a batch, the measurer measures it, every record goes to the
+// tuning log (with the target's key), and the cost model learns from them. A log that already
+// holds records of these tasks on this target is resumed: its states are never measured again
+// and count towards the trial budget.
 #pragma once
 
 #include <wm/costmodel/cost_model.h>
 #include <wm/runtime/measure.h>
 #include <wm/search/evolution.h>
 #include <wm/search/tuning_log.h>
+#include <wm/support/options.h>
 
 #include <atomic>
 #include <functional>
@@ -22,6 +23,16 @@ struct TuneTask {
   SearchTask task;
 };
 
+/// A workload to tune: its spec, DAG and weight (how often the model runs it).
+struct TaskSource {
+  std::string workload;
+  ir::ComputeDAG dag;
+  double weight = 1;
+};
+/// The tasks of the sources on the target; sources with the same workload key are one task
+/// whose weight is the sum of theirs. First-appearance order.
+std::vector<TuneTask> makeTuneTasks(const std::vector<TaskSource>& sources, const target::Target& target);
+
 struct TuneOptions {
   int trials = 64;       ///< total measurements over all tasks, records already in the log included
   int perRound = 64;     ///< per round, capped by trials / tasks
@@ -32,6 +43,8 @@ struct TuneOptions {
   uint64_t seed = 0;
   EvolutionOptions evolution;
 };
+/// Keys and flags of TuneOptions (the evolution options have their own table).
+const OptionTable<TuneOptions>& tuneOptionTable();
 
 struct TaskSummary {
   std::string key, workload;
@@ -49,8 +62,8 @@ struct TuneSummary {
 
 using ProgressFn = std::function<void(const TuneSummary& sofar, int task, int round)>;
 
-/// Tunes until the log holds `trials` records of these tasks, every state is measured, or
-/// *stop becomes true (checked between measurements).
+/// Tunes until the log holds `trials` records of these tasks (on the tasks' target), every
+/// state is measured, or *stop becomes true (checked between measurements).
 TuneSummary tune(std::vector<TuneTask>& tasks, const TuneOptions& opts, runtime::Measurer& measurer,
                  costmodel::CostModel& model, TuningLog& log, const std::string& modelName,
                  const std::atomic<bool>* stop = nullptr, const ProgressFn& progress = {});

@@ -1,14 +1,20 @@
 // The tuning log: one JSON object per line, append-only, one write() per record, so a run can
 // be killed at any point (kill -9 included) and resumed without losing or repeating a
 // finished measurement. Format (docs/tuning-log.md):
-//   {"v":1,"task":KEY,"workload":SPEC,"target":"llvm","steps":[...],"costs":[...],
-//    "error":"none","build_s":..,"time":UNIX_SECONDS,"model":"random","seed":S}
-// A truncated last line (a killed write) is dropped with a warning; any other unreadable
-// line is a user error naming the file and line.
+//   {"v":1,"task":KEY,"workload":SPEC,"target":"llvm -mcpu=znver4 -num-cores=2","steps":[...],
+//    "costs":[...],"error":"none","build_s":..,"time":UNIX_SECONDS,"model":"random","seed":S}
+// A truncated last line (a killed write) is skipped with a warning; any other unreadable line
+// is a user error naming the file and line. Reading never writes: only a log opened for
+// appending (the tuner) drops a truncated last line from the file.
 #pragma once
 
+#include <wm/costmodel/cost_model.h>
+#include <wm/ir/compute_dag.h>
 #include <wm/schedule/step_types.h>
+#include <wm/target/target.h>
 
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -18,7 +24,7 @@ struct TuningRecord {
   int version = 1;
   std::string task;     ///< workload key
   std::string workload; ///< canonical spec
-  std::string target = "llvm";
+  std::string target = "llvm"; ///< Target::key() of the machine it was measured on
   std::vector<sched::Step> steps;
   std::vector<double> costs; ///< seconds; empty on error
   std::string error = "none";
@@ -35,14 +41,16 @@ struct TuningRecord {
 
 class TuningLog {
 public:
-  /// Opens (creating if needed) and reads the log at path.
-  explicit TuningLog(std::string path);
+  enum class Mode { Read, Append };
+  /// Reads the log at path. Read: the file must exist and is never opened for writing.
+  /// Append: created if missing; a truncated last line is cut off the file before appending.
+  TuningLog(std::string path, Mode mode);
   ~TuningLog();
   TuningLog(const TuningLog&) = delete;
   TuningLog& operator=(const TuningLog&) = delete;
 
   const std::vector<TuningRecord>& records() const { return records_; }
-  /// Appends and flushes one record.
+  /// Appends and flushes one record (Append mode only).
   void append(const TuningRecord& r);
   const std::string& path() const { return path_; }
 
@@ -55,5 +63,23 @@ private:
   int fd_ = -1;
   std::vector<TuningRecord> records_;
 };
+
+/// The best (lowest median) valid record of each task measured on target t; records of other
+/// targets are never best (they are counted in *otherTargets when given).
+std::map<std::string, const TuningRecord*> bestRecords(const std::vector<TuningRecord>& records,
+                                                       const target::Target& t, int* otherTargets = nullptr);
+
+/// The records of tuning logs grouped by task, with each task's DAG (`resolve` maps a workload
+/// spec to its DAG); a task whose workload cannot be resolved (a model file that moved) is
+/// skipped with a warning. Tasks in order of first appearance.
+struct LoggedTask {
+  std::string key, workload;
+  ir::ComputeDAG dag;
+  std::vector<TuningRecord> records;
+};
+using WorkloadResolver = std::function<ir::ComputeDAG(const std::string& spec)>;
+std::vector<LoggedTask> readLoggedTasks(const std::vector<std::string>& paths, const WorkloadResolver& resolve);
+/// As cost-model training records (failed measurements have cost 0); DAGs point into `tasks`.
+std::vector<costmodel::MeasuredRecord> measuredRecords(const std::vector<LoggedTask>& tasks);
 
 } // namespace wm::search

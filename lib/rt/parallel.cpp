@@ -1,7 +1,8 @@
-// Thread pool of generated kernels (see parallel.h): persistent workers wait for a region;
-// the iterations of a region are handed out in contiguous chunks through an atomic counter,
-// and the calling thread takes part.
-#include <wm/runtime/parallel.h>
+// Thread pool of generated kernels (see abi.h, parallel.h): persistent workers wait for a
+// region; the iterations of a region are handed out in contiguous chunks through an atomic
+// counter, and the calling thread takes part.
+#include <wm/rt/abi.h>
+#include <wm/rt/parallel.h>
 
 #include <atomic>
 #include <condition_variable>
@@ -10,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-namespace wm::runtime {
+namespace wm::rt {
 
 namespace {
 
@@ -56,7 +57,7 @@ public:
 
 private:
   Pool() {
-    unsigned hw = std::thread::hardware_concurrency();
+    unsigned hw = std::thread::hardware_concurrency(); // until the program says otherwise
     wanted_ = hw ? static_cast<int>(hw) : 1;
   }
   ~Pool() {
@@ -120,15 +121,10 @@ private:
 void setNumThreads(int n) { Pool::get().setThreads(n); }
 int numThreads() { return Pool::get().threads(); }
 
-} // namespace wm::runtime
+} // namespace wm::rt
 
 extern "C" {
 void wm_parallel_for(int64_t n, void (*fn)(int64_t, void*), void* closure) {
-  wm::runtime::Pool::get().run(n, fn, closure);
+  wm::rt::Pool::get().run(n, fn, closure);
 }
-void* wm_alloc(int64_t bytes) {
-  size_t size = static_cast<size_t>((bytes + 63) / 64 * 64);
-  return std::aligned_alloc(64, size ? size : 64);
-}
-void wm_free(void* p) { std::free(p); }
 }

@@ -1,0 +1,45 @@
+// CPU descriptions from LLVM (see codegen.h: describeCpu, resolveTarget).
+#include "../module.h"
+
+#include <wm/codegen/codegen.h>
+#include <wm/support/error.h>
+
+#include <llvm/MC/MCSubtargetInfo.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/TargetParser/Host.h>
+
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+namespace wm::codegen {
+
+target::CpuDescription describeCpu(const std::string& mcpu, const std::string& mattr) {
+  initLlvm();
+  target::CpuDescription d;
+  d.triple = llvm::sys::getProcessTriple();
+  d.cpu = mcpu.empty() ? llvm::sys::getHostCPUName().str() : mcpu;
+  if (!mattr.empty()) {
+    d.features = mattr;
+  } else if (mcpu.empty()) {
+    std::vector<std::string> feats;
+    for (auto& kv : llvm::sys::getHostCPUFeatures()) feats.push_back((kv.second ? "+" : "-") + kv.first().str());
+    std::sort(feats.begin(), feats.end());
+    for (size_t i = 0; i < feats.size(); ++i) d.features += (i ? "," : "") + feats[i];
+  }
+  std::string err;
+  const llvm::Target* t = llvm::TargetRegistry::lookupTarget(d.triple, err);
+  if (!t) throw UserError("LLVM target " + d.triple + ": " + err);
+  std::unique_ptr<llvm::MCSubtargetInfo> sti(t->createMCSubtargetInfo(d.triple, d.cpu, d.features));
+  if (!sti || !sti->isCPUStringValid(d.cpu)) throw UserError("--mcpu " + d.cpu + ": LLVM does not know this CPU");
+  d.vectorBytes = sti->checkFeatures("+avx512f") ? 64 : sti->checkFeatures("+avx") ? 32 : 16;
+  return d;
+}
+
+target::Target resolveTarget(const target::TargetOptions& opts) {
+  if (opts.target != "llvm")
+    WM_USER_ERROR() << "--target " << opts.target << ": this build generates code for 'llvm' (the CPU) only";
+  return target::makeCpuTarget(describeCpu(opts.mcpu, opts.mattr), opts);
+}
+
+} // namespace wm::codegen

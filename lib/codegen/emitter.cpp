@@ -1,0 +1,481 @@
+// The target-neutral emitter (see emitter.h). Roadmap:
+//  1. Statements: loops (serial, unrolled through loop metadata, vectorized as explicit
+//     vectors where the body is straight-line stores), conditionals, allocations; parallel and
+//     thread-bound loops and buffer allocation go to the target's hooks.
+//  2. Expressions: scalar or, inside an explicitly vectorized loop, over its lanes. Loads
+//     under a select branch are speculated, so their indices are clamped into the buffer (the
+//     select discards such values).
+#include "emitter.h"
+
+#include <wm/ir/printer.h>
+#include <wm/ir/visitor.h>
+#include <wm/support/error.h>
+
+#include <llvm/IR/Intrinsics.h>
+
+#include <functional>
+
+namespace wm::codegen {
+
+using namespace wm::ir;
+using namespace wm::lower;
+
+// Largest total trip count of the loop nest below s (1 for straight-line code).
+int64_t nestSteps(const Stmt& s) {
+  if (!s.defined()) return 0;
+  switch (s.kind()) {
+  case StmtKind::For: return s.as<ForNode>()->extent * std::max<int64_t>(1, nestSteps(s.as<ForNode>()->body));
+  case StmtKind::Store: return 1;
+  case StmtKind::Allocate: return nestSteps(s.as<AllocateNode>()->body);
+  case StmtKind::IfThenElse:
+    return std::max(nestSteps(s.as<IfThenElseNode>()->then), nestSteps(s.as<IfThenElseNode>()->otherwise));
+  case StmtKind::Seq: {
+    int64_t n = 0;
+    for (auto& x : s.as<SeqNode>()->stmts) n += nestSteps(x);
+    return n;
+  }
+  case StmtKind::Attr: return nestSteps(s.as<AttrNode>()->body);
+  }
+  return 0;
+}
+
+namespace {
+
+// A vectorized loop whose body is a sequence of stores becomes vector code: contiguous
+// accesses are vector loads/stores, others go lane by lane. Anything else (nested loops,
+// guards) is left to LLVM's loop vectorizer through metadata.
+bool storesOnly(const Stmt& s) {
+  if (auto* q = s.as<SeqNode>()) {
+    for (auto& x : q->stmts)
+      if (!storesOnly(x)) return false;
+    return true;
+  }
+  if (auto* st = s.as<StoreNode>()) return st->buffer->dtype != DType::Bool;
+  return false;
+}
+
+} // namespace
+
+LoopEmitter::LoopEmitter(llvm::LLVMContext& ctx, llvm::Module& m) : ctx_(ctx), m_(m), b_(ctx) {
+  fmf_.setAllowContract(true); // float arithmetic may be contracted into FMAs
+}
+
+void LoopEmitter::beginFunction(llvm::Function* fn) {
+  fn_ = fn;
+  auto* entry = llvm::BasicBlock::Create(ctx_, "entry", fn);
+  b_.SetInsertPoint(entry);
+  allocaPoint_ = entry;
+}
+
+llvm::Type* LoopEmitter::typeOf(DType t, bool memory) {
+  switch (t) {
+  case DType::F32: return b_.getFloatTy();
+  case DType::F16: return b_.getHalfTy();
+  case DType::I32: return b_.getInt32Ty();
+  case DType::I64: return b_.getInt64Ty();
+  case DType::Bool: return memory ? b_.getInt8Ty() : b_.getInt1Ty();
+  }
+  return nullptr;
+}
+
+// ---- statements ----
+void LoopEmitter::stmt(const Stmt& s) {
+  if (!s.defined()) return;
+  switch (s.kind()) {
+  case StmtKind::For: return forLoop(s.as<ForNode>());
+  case StmtKind::Store: {
+    auto* n = s.as<StoreNode>();
+    llvm::Value* v = expr(n->value);
+    if (n->buffer->dtype == DType::Bool) v = b_.CreateZExt(v, b_.getInt8Ty());
+    b_.CreateAlignedStore(v, address(n->buffer, n->indices, false), llvm::Align(storageBytes(n->buffer->dtype)));
+    return;
+  }
+  case StmtKind::Allocate: return allocate(s.as<AllocateNode>());
+  case StmtKind::IfThenElse: {
+    auto* n = s.as<IfThenElseNode>();
+    llvm::Value* c = expr(n->cond);
+    auto* thenBB = llvm::BasicBlock::Create(ctx_, "then", fn_);
+    auto* elseBB = n->otherwise.defined() ? llvm::BasicBlock::Create(ctx_, "else", fn_) : nullptr;
+    auto* join = llvm::BasicBlock::Create(ctx_, "endif", fn_);
+    b_.CreateCondBr(c, thenBB, elseBB ? elseBB : join);
+    b_.SetInsertPoint(thenBB);
+    stmt(n->then);
+    b_.CreateBr(join);
+    if (elseBB) {
+      b_.SetInsertPoint(elseBB);
+      stmt(n->otherwise);
+      b_.CreateBr(join);
+    }
+    b_.SetInsertPoint(join);
+    return;
+  }
+  case StmtKind::Seq:
+    for (auto& x : s.as<SeqNode>()->stmts) stmt(x);
+    return;
+  case StmtKind::Attr: {
+    auto* n = s.as<AttrNode>();
+    int64_t saved = unrollBudget_;
+    if (n->key == "auto_unroll_max_step") unrollBudget_ = n->value;
+    stmt(n->body);
+    unrollBudget_ = saved;
+    return;
+  }
+  }
+}
+
+void LoopEmitter::allocate(const AllocateNode* n) {
+  const Buffer& buf = n->buffer;
+  bool release = false;
+  llvm::Value* ptr = allocateBuffer(buf, buf->allocElements() * storageBytes(buf->dtype), &release);
+  env_.bufs.bind(buf.get(), ptr);
+  stmt(n->body);
+  env_.bufs.erase(buf.get());
+  if (release) freeBuffer(ptr);
+}
+
+llvm::MDNode* LoopEmitter::loopMetadata(const ForNode* n) {
+  std::vector<llvm::Metadata*> ops{nullptr};
+  auto flag = [&](const char* name) { ops.push_back(llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, name)})); };
+  // auto_unroll_max_step: a serial loop whose whole nest takes at most that many steps.
+  bool unroll = n->forKind == ForKind::Unrolled ||
+                (n->forKind == ForKind::Serial && unrollBudget_ > 0 &&
+                 n->extent * std::max<int64_t>(1, nestSteps(n->body)) <= unrollBudget_);
+  // A vectorized loop reaching here has guards or inner loops (tryVectorLoop declined it):
+  // LLVM's vectorizer decides; forcing it only yields warnings where it cannot.
+  if (unroll) flag("llvm.loop.unroll.full");
+  if (ops.size() == 1) return nullptr;
+  auto* md = llvm::MDNode::getDistinct(ctx_, ops);
+  md->replaceOperandWith(0, md);
+  return md;
+}
+
+void LoopEmitter::forLoop(const ForNode* n) {
+  switch (n->forKind) {
+  case ForKind::Parallel: return parallelLoop(n);
+  case ForKind::ThreadBound: return threadBoundLoop(n);
+  case ForKind::Vectorized:
+    if (tryVectorLoop(n)) return;
+    return serialLoop(n);
+  case ForKind::Serial:
+  case ForKind::Unrolled: return serialLoop(n);
+  }
+}
+
+void LoopEmitter::serialLoop(const ForNode* n) {
+  auto* pre = b_.GetInsertBlock();
+  auto* header = llvm::BasicBlock::Create(ctx_, n->var.name() + ".header", fn_);
+  auto* body = llvm::BasicBlock::Create(ctx_, n->var.name() + ".body", fn_);
+  auto* exit = llvm::BasicBlock::Create(ctx_, n->var.name() + ".exit", fn_);
+  b_.CreateBr(header);
+  b_.SetInsertPoint(header);
+  auto* i = b_.CreatePHI(b_.getInt64Ty(), 2, n->var.name());
+  i->addIncoming(b_.getInt64(0), pre);
+  b_.CreateCondBr(b_.CreateICmpSLT(i, b_.getInt64(n->extent)), body, exit);
+  b_.SetInsertPoint(body);
+  env_.vars.bind(n->var.node(), i);
+  stmt(n->body);
+  auto* next = b_.CreateAdd(i, b_.getInt64(1), "", true, true);
+  auto* latch = b_.GetInsertBlock();
+  auto* br = b_.CreateBr(header);
+  if (auto* md = loopMetadata(n)) br->setMetadata(llvm::LLVMContext::MD_loop, md);
+  i->addIncoming(next, latch);
+  env_.vars.erase(n->var.node());
+  b_.SetInsertPoint(exit);
+}
+
+// ---- memory ----
+llvm::Value* LoopEmitter::address(const Buffer& buf, const std::vector<Expr>& indices, bool clamp) {
+  llvm::Value* flat = b_.getInt64(0);
+  for (size_t d = 0; d < indices.size(); ++d) {
+    llvm::Value* i = toI64(expr(indices[d]), indices[d].dtype());
+    if (clamp) {
+      i = b_.CreateSelect(b_.CreateICmpSLT(i, b_.getInt64(0)), b_.getInt64(0), i);
+      i = b_.CreateSelect(b_.CreateICmpSGT(i, b_.getInt64(buf->shape[d] - 1)), b_.getInt64(buf->shape[d] - 1), i);
+    }
+    flat = b_.CreateAdd(flat, b_.CreateMul(i, b_.getInt64(buf->strides[d])));
+  }
+  llvm::Value* base = env_.bufs.find(buf.get());
+  WM_CHECK(base) << "codegen: buffer " << buf->name << " is not in scope";
+  return b_.CreateInBoundsGEP(typeOf(buf->dtype, true), base, flat);
+}
+
+llvm::Value* LoopEmitter::toI64(llvm::Value* v, DType t) { return t == DType::I64 ? v : b_.CreateSExt(v, b_.getInt64Ty()); }
+
+// ---- expressions ----
+// value(e, vec): the scalar value of e, or (vec) the vector of its values over the lanes of
+// the loop being vectorized (lane_.var = 0..lane_.width-1).
+llvm::Value* LoopEmitter::splat(llvm::Value* v, bool vec) {
+  return vec ? b_.CreateVectorSplat(static_cast<unsigned>(lane_.width), v) : v;
+}
+
+llvm::Value* LoopEmitter::value(const Expr& e, bool vec) {
+  switch (e.kind()) {
+  case ExprKind::IntImm: {
+    int64_t v = e.as<IntImmNode>()->value;
+    return splat(llvm::ConstantInt::get(typeOf(e.dtype()), static_cast<uint64_t>(v), true), vec);
+  }
+  case ExprKind::FloatImm:
+    return splat(llvm::ConstantFP::get(typeOf(e.dtype()), e.as<FloatImmNode>()->value), vec);
+  case ExprKind::Var: {
+    if (vec && e.as<VarNode>() == lane_.var) {
+      std::vector<llvm::Constant*> lanes;
+      for (int64_t i = 0; i < lane_.width; ++i) lanes.push_back(b_.getInt64(i));
+      return llvm::ConstantVector::get(lanes);
+    }
+    llvm::Value* v = env_.vars.find(e.as<VarNode>());
+    WM_CHECK(v) << "codegen: variable " << e.as<VarNode>()->name << " is not in scope";
+    return splat(v, vec);
+  }
+  case ExprKind::Binary: {
+    auto* n = e.as<BinaryNode>();
+    return binaryOp(n->op, isFloat(n->dtype), value(n->a, vec), value(n->b, vec));
+  }
+  case ExprKind::Compare: {
+    auto* n = e.as<CompareNode>();
+    llvm::Value *a = value(n->a, vec), *c = value(n->b, vec);
+    if (isFloat(n->a.dtype())) {
+      static const llvm::CmpInst::Predicate p[] = {llvm::CmpInst::FCMP_OEQ, llvm::CmpInst::FCMP_UNE,
+                                                   llvm::CmpInst::FCMP_OLT, llvm::CmpInst::FCMP_OLE,
+                                                   llvm::CmpInst::FCMP_OGT, llvm::CmpInst::FCMP_OGE};
+      return b_.CreateFCmp(p[static_cast<int>(n->op)], a, c);
+    }
+    static const llvm::CmpInst::Predicate p[] = {llvm::CmpInst::ICMP_EQ, llvm::CmpInst::ICMP_NE,
+                                                 llvm::CmpInst::ICMP_SLT, llvm::CmpInst::ICMP_SLE,
+                                                 llvm::CmpInst::ICMP_SGT, llvm::CmpInst::ICMP_SGE};
+    return b_.CreateICmp(p[static_cast<int>(n->op)], a, c);
+  }
+  case ExprKind::Logical: {
+    auto* n = e.as<LogicalNode>();
+    llvm::Value *a = value(n->a, vec), *c = value(n->b, vec);
+    return n->op == LogicalOp::And ? b_.CreateAnd(a, c) : b_.CreateOr(a, c);
+  }
+  case ExprKind::Not: return b_.CreateNot(value(e.as<NotNode>()->a, vec));
+  case ExprKind::Select: {
+    auto* n = e.as<SelectNode>();
+    llvm::Value* c = value(n->cond, vec);
+    ++speculative_;
+    llvm::Value *t = value(n->t, vec), *f = value(n->f, vec);
+    --speculative_;
+    return b_.CreateSelect(c, t, f);
+  }
+  case ExprKind::Cast: {
+    auto* n = e.as<CastNode>();
+    return castOp(n->value.dtype(), n->dtype, value(n->value, vec), vec);
+  }
+  case ExprKind::Call: return callOp(e.as<CallNode>(), vec);
+  case ExprKind::BufferLoad: return vec ? vectorLoad(e.as<BufferLoadNode>()) : scalarLoad(e.as<BufferLoadNode>());
+  case ExprKind::TensorRead: WM_CHECK(false) << "codegen: tensor read in lowered IR"; return nullptr;
+  }
+  return nullptr;
+}
+
+llvm::Value* LoopEmitter::scalarLoad(const BufferLoadNode* n) {
+  llvm::Value* v = b_.CreateAlignedLoad(typeOf(n->buffer->dtype, true), address(n->buffer, n->indices, speculative_ > 0),
+                                        llvm::Align(storageBytes(n->buffer->dtype)));
+  if (n->buffer->dtype == DType::Bool) v = b_.CreateICmpNE(v, b_.getInt8(0));
+  return v;
+}
+
+// The flat element offset of an access, as an expression (for the lane analysis).
+Expr LoopEmitter::flatIndex(const Buffer& buf, const std::vector<Expr>& indices) {
+  Expr flat;
+  for (size_t d = 0; d < indices.size(); ++d) {
+    Expr term = indices[d] * static_cast<double>(buf->strides[d]);
+    flat = flat.defined() ? flat + term : term;
+  }
+  return flat.defined() ? flat : intImm(0);
+}
+
+// Coefficient of the lane variable in e if e is affine in it; nullopt otherwise.
+std::optional<int64_t> LoopEmitter::laneCoefficient(const Expr& e) {
+  bool mentions = false;
+  postOrderVisit(e, [&](const Expr& x) { mentions |= x.as<VarNode>() == lane_.var; });
+  if (!mentions) return 0;
+  if (e.as<VarNode>() == lane_.var) return 1;
+  if (auto* b = e.as<BinaryNode>()) {
+    int64_t c;
+    if (b->op == BinaryOp::Add || b->op == BinaryOp::Sub) {
+      auto x = laneCoefficient(b->a), y = laneCoefficient(b->b);
+      if (!x || !y) return std::nullopt;
+      return b->op == BinaryOp::Add ? *x + *y : *x - *y;
+    }
+    if (b->op == BinaryOp::Mul) {
+      if (isConstInt(b->b, &c)) {
+        auto x = laneCoefficient(b->a);
+        return x ? std::optional<int64_t>(*x * c) : std::nullopt;
+      }
+      if (isConstInt(b->a, &c)) {
+        auto x = laneCoefficient(b->b);
+        return x ? std::optional<int64_t>(*x * c) : std::nullopt;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+// Emits f once per lane with the lane variable bound to that lane's number.
+template <typename F> void LoopEmitter::perLane(F f) {
+  const VarNode* v = lane_.var;
+  llvm::Value* saved = env_.vars.find(v);
+  for (int64_t l = 0; l < lane_.width; ++l) {
+    env_.vars.bind(v, b_.getInt64(l));
+    f(l);
+  }
+  if (saved) env_.vars.bind(v, saved);
+  else env_.vars.erase(v);
+}
+
+llvm::Value* LoopEmitter::vectorLoad(const BufferLoadNode* n) {
+  llvm::Type* et = typeOf(n->buffer->dtype, true);
+  auto coeff = speculative_ > 0 ? std::nullopt : laneCoefficient(flatIndex(n->buffer, n->indices));
+  if (coeff && *coeff == 0) return splat(scalarLoad(n), true);
+  if (coeff && *coeff == 1 && n->buffer->dtype != DType::Bool) {
+    llvm::Value* base = nullptr;
+    perLaneFirst([&] { base = address(n->buffer, n->indices, false); });
+    auto* vt = llvm::FixedVectorType::get(et, static_cast<unsigned>(lane_.width));
+    return b_.CreateAlignedLoad(vt, base, llvm::Align(storageBytes(n->buffer->dtype)));
+  }
+  llvm::Value* out = llvm::PoisonValue::get(llvm::FixedVectorType::get(typeOf(n->buffer->dtype), static_cast<unsigned>(lane_.width)));
+  perLane([&](int64_t l) { out = b_.CreateInsertElement(out, scalarLoad(n), b_.getInt64(l)); });
+  return out;
+}
+
+// Emits f with the lane variable bound to 0 (the first lane's address).
+template <typename F> void LoopEmitter::perLaneFirst(F f) {
+  const VarNode* v = lane_.var;
+  llvm::Value* saved = env_.vars.find(v);
+  env_.vars.bind(v, b_.getInt64(0));
+  f();
+  if (saved) env_.vars.bind(v, saved);
+  else env_.vars.erase(v);
+}
+
+llvm::Value* LoopEmitter::binaryOp(BinaryOp op, bool fp, llvm::Value* a, llvm::Value* c) {
+  llvm::IRBuilder<>::FastMathFlagGuard guard(b_);
+  b_.setFastMathFlags(fmf_);
+  switch (op) {
+  case BinaryOp::Add: return fp ? b_.CreateFAdd(a, c) : b_.CreateAdd(a, c);
+  case BinaryOp::Sub: return fp ? b_.CreateFSub(a, c) : b_.CreateSub(a, c);
+  case BinaryOp::Mul: return fp ? b_.CreateFMul(a, c) : b_.CreateMul(a, c);
+  case BinaryOp::Div: {
+    if (fp) return b_.CreateFDiv(a, c);
+    return floorDivMod(a, c, false);
+  }
+  case BinaryOp::Mod: {
+    if (fp) {
+      auto* fl = llvm::Intrinsic::getDeclaration(&m_, llvm::Intrinsic::floor, {a->getType()});
+      return b_.CreateFSub(a, b_.CreateFMul(b_.CreateCall(fl, {b_.CreateFDiv(a, c)}), c));
+    }
+    return floorDivMod(a, c, true);
+  }
+  case BinaryOp::Min: // std::min(a, b) = b < a ? b : a
+    return b_.CreateSelect(fp ? b_.CreateFCmpOLT(c, a) : b_.CreateICmpSLT(c, a), c, a);
+  case BinaryOp::Max: // std::max(a, b) = a < b ? b : a
+    return b_.CreateSelect(fp ? b_.CreateFCmpOLT(a, c) : b_.CreateICmpSLT(a, c), c, a);
+  }
+  return nullptr;
+}
+
+llvm::Value* LoopEmitter::castOp(DType from, DType to, llvm::Value* v, bool vec) {
+  llvm::Type* t = typeOf(to);
+  if (vec) t = llvm::FixedVectorType::get(t, static_cast<unsigned>(lane_.width));
+  if (from == to) return v;
+  if (to == DType::Bool)
+    return isFloat(from) ? b_.CreateFCmpUNE(v, llvm::Constant::getNullValue(v->getType()))
+                         : b_.CreateICmpNE(v, llvm::Constant::getNullValue(v->getType()));
+  if (from == DType::Bool) return isFloat(to) ? b_.CreateUIToFP(v, t) : b_.CreateZExt(v, t);
+  if (isFloat(from) && isFloat(to)) return b_.CreateFPCast(v, t);
+  if (isFloat(from)) return b_.CreateFPToSI(v, t);
+  if (isFloat(to)) return b_.CreateSIToFP(v, t);
+  return b_.CreateSExtOrTrunc(v, t);
+}
+
+llvm::Value* LoopEmitter::callOp(const CallNode* n, bool vec) {
+  llvm::Value* a = value(n->args[0], vec);
+  llvm::Type* t = a->getType();
+  auto intrinsic = [&](llvm::Intrinsic::ID id, std::vector<llvm::Value*> args) {
+    return b_.CreateCall(llvm::Intrinsic::getDeclaration(&m_, id, {t}), args);
+  };
+  // libm functions on one scalar; vectors go lane by lane.
+  auto libm = [&](const char* f32, const char* f64) -> llvm::Value* {
+    auto scalar = [&](llvm::Value* x) -> llvm::Value* {
+      llvm::Type* st = x->getType();
+      bool half = st->isHalfTy();
+      llvm::Type* ct = half ? b_.getFloatTy() : st;
+      llvm::Value* y = half ? b_.CreateFPExt(x, ct) : x;
+      auto fn = m_.getOrInsertFunction(ct->isDoubleTy() ? f64 : f32, ct, ct);
+      llvm::Value* r = b_.CreateCall(fn, {y});
+      return half ? b_.CreateFPTrunc(r, st) : r;
+    };
+    if (!vec) return scalar(a);
+    llvm::Value* out = llvm::PoisonValue::get(t);
+    for (int64_t l = 0; l < lane_.width; ++l)
+      out = b_.CreateInsertElement(out, scalar(b_.CreateExtractElement(a, b_.getInt64(l))), b_.getInt64(l));
+    return out;
+  };
+  llvm::IRBuilder<>::FastMathFlagGuard guard(b_);
+  b_.setFastMathFlags(fmf_);
+  auto one = [&] { return llvm::ConstantFP::get(t, 1.0); };
+  switch (n->func) {
+  case MathFunc::Exp: return intrinsic(llvm::Intrinsic::exp, {a});
+  case MathFunc::Log: return intrinsic(llvm::Intrinsic::log, {a});
+  case MathFunc::Sqrt: return intrinsic(llvm::Intrinsic::sqrt, {a});
+  case MathFunc::Rsqrt: return b_.CreateFDiv(one(), intrinsic(llvm::Intrinsic::sqrt, {a}));
+  case MathFunc::Tanh: return libm("tanhf", "tanh");
+  case MathFunc::Erf: return libm("erff", "erf");
+  case MathFunc::Sigmoid: {
+    llvm::Value* e = intrinsic(llvm::Intrinsic::exp, {b_.CreateFNeg(a)});
+    return b_.CreateFDiv(one(), b_.CreateFAdd(one(), e));
+  }
+  case MathFunc::Pow: return intrinsic(llvm::Intrinsic::pow, {a, value(n->args[1], vec)});
+  case MathFunc::Abs:
+    if (t->isIntOrIntVectorTy()) {
+      auto* zero = llvm::Constant::getNullValue(t);
+      return b_.CreateSelect(b_.CreateICmpSLT(a, zero), b_.CreateNeg(a), a);
+    }
+    return intrinsic(llvm::Intrinsic::fabs, {a});
+  }
+  return nullptr;
+}
+
+// Floor division and modulo of signed integers (the IR's semantics): the quotient rounded
+// toward -inf, and the remainder with the divisor's sign.
+llvm::Value* LoopEmitter::floorDivMod(llvm::Value* a, llvm::Value* c, bool mod) {
+  llvm::Value* r = b_.CreateSRem(a, c);
+  auto* zero = llvm::Constant::getNullValue(a->getType());
+  llvm::Value* adjust =
+      b_.CreateAnd(b_.CreateICmpNE(r, zero), b_.CreateICmpNE(b_.CreateICmpSLT(r, zero), b_.CreateICmpSLT(c, zero)));
+  if (mod) return b_.CreateSelect(adjust, b_.CreateAdd(r, c), r);
+  return b_.CreateSub(b_.CreateSDiv(a, c), b_.CreateZExt(adjust, a->getType()));
+}
+
+// ---- explicit vectorization ----
+bool LoopEmitter::tryVectorLoop(const ForNode* n) {
+  if (n->forKind != ForKind::Vectorized || n->extent < 2 || n->extent > kMaxVectorLanes || lane_.var) return false;
+  if (!storesOnly(n->body)) return false;
+  lane_ = {n->var.node(), n->extent};
+  std::vector<const StoreNode*> stores;
+  std::function<void(const Stmt&)> collect = [&](const Stmt& s) {
+    if (auto* q = s.as<SeqNode>()) for (auto& x : q->stmts) collect(x);
+    else stores.push_back(s.as<StoreNode>());
+  };
+  collect(n->body);
+  for (auto* st : stores) {
+    llvm::Value* v = value(st->value, true);
+    auto coeff = laneCoefficient(flatIndex(st->buffer, st->indices));
+    llvm::Align align(storageBytes(st->buffer->dtype));
+    if (coeff && *coeff == 1) {
+      llvm::Value* base = nullptr;
+      perLaneFirst([&] { base = address(st->buffer, st->indices, false); });
+      b_.CreateAlignedStore(v, base, align);
+    } else {
+      perLane([&](int64_t l) {
+        b_.CreateAlignedStore(b_.CreateExtractElement(v, b_.getInt64(l)), address(st->buffer, st->indices, false), align);
+      });
+    }
+  }
+  lane_ = {};
+  return true;
+}
+
+} // namespace wm::codegen

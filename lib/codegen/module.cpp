@@ -1,0 +1,81 @@
+// Module building (see module.h): the target machine, the target's emitter, verification, and
+// the O3 pipeline with the TargetMachine given to the PassBuilder (without it the loop
+// vectorizer sees no vector registers).
+#include "module.h"
+
+#include "cpu/cpu_emitter.h"
+
+#include <wm/support/error.h>
+
+#include <llvm/Analysis/CGSCCPassManager.h>
+#include <llvm/Analysis/LoopAnalysisManager.h>
+#include <llvm/IR/PassManager.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <mutex>
+
+namespace wm::codegen {
+
+void initLlvm() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    llvm::InitializeNativeTargetAsmParser();
+  });
+}
+
+std::unique_ptr<llvm::TargetMachine> makeTargetMachine(const target::Target& t) {
+  initLlvm();
+  std::string err;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(t.triple, err);
+  if (!target) throw UserError("LLVM target " + t.triple + ": " + err);
+  llvm::TargetOptions opts;
+  opts.AllowFPOpFusion = llvm::FPOpFusion::Fast;
+  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
+      t.triple, t.cpu, t.features, opts, llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  if (!tm) throw UserError("cannot create a target machine for cpu '" + t.cpu + "'");
+  return tm;
+}
+
+namespace {
+
+void optimize(llvm::Module& m, llvm::TargetMachine& tm) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(&tm);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  auto mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  mpm.run(m, mam);
+}
+
+} // namespace
+
+BuiltModule buildModule(const lower::LoweredFunc& f, const target::Target& t, bool optimizeIt) {
+  if (t.kind != target::Kind::Llvm)
+    throw UserError(std::string("target ") + target::kindName(t.kind) + ": this build has no code generator for it");
+  BuiltModule out;
+  out.tm = makeTargetMachine(t);
+  out.ctx = std::make_unique<llvm::LLVMContext>();
+  out.module = std::make_unique<llvm::Module>(f.name, *out.ctx);
+  out.module->setTargetTriple(t.triple);
+  out.module->setDataLayout(out.tm->createDataLayout());
+  CpuEmitter(*out.ctx, *out.module).emitKernel(f);
+  std::string err;
+  llvm::raw_string_ostream es(err);
+  WM_CHECK(!llvm::verifyModule(*out.module, &es)) << "codegen produced invalid LLVM IR: " << es.str();
+  if (optimizeIt) optimize(*out.module, *out.tm);
+  return out;
+}
+
+} // namespace wm::codegen

@@ -1,0 +1,30 @@
+// LLVM modules of lowered functions: the target machine of a Target, the target's emitter, and
+// the O3 pipeline. Shared by the JIT and object/assembly emission.
+#pragma once
+
+#include <wm/lower/lower.h>
+#include <wm/target/target.h>
+
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include <memory>
+
+namespace wm::codegen {
+
+/// Registers LLVM's native target once per process.
+void initLlvm();
+
+std::unique_ptr<llvm::TargetMachine> makeTargetMachine(const target::Target& t);
+
+struct BuiltModule {
+  std::unique_ptr<llvm::LLVMContext> ctx;
+  std::unique_ptr<llvm::Module> module;
+  std::unique_ptr<llvm::TargetMachine> tm;
+};
+
+/// The module of f for the target, verified, and optimized when asked.
+BuiltModule buildModule(const lower::LoweredFunc& f, const target::Target& t, bool optimize);
+
+} // namespace wm::codegen

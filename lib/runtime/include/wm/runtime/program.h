@@ -1,0 +1,64 @@
+// Measurement in two halves, as Ansor's ProgramBuilder / ProgramRunner: a builder turns a
+// schedule of a task into a program of the target (replay, lower, generate code); a runner
+// checks a built program's first run against the task's reference result and times it on a
+// Device. The measurement worker of the app (apps/wmtune/cmd_worker.cpp) uses both; so can
+// anything else that needs a checked, timed kernel.
+#pragma once
+
+#include <wm/ir/compute_dag.h>
+#include <wm/lower/lower.h>
+#include <wm/runtime/device.h>
+#include <wm/runtime/measure.h>
+#include <wm/target/target.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace wm::runtime {
+
+struct BuiltProgram {
+  lower::LoweredFunc func;
+  std::unique_ptr<Kernel> kernel;
+  double buildSeconds = 0;
+};
+
+class ProgramBuilder {
+public:
+  virtual ~ProgramBuilder() = default;
+  /// UserError (a build error) when the steps do not replay or the state does not lower.
+  virtual BuiltProgram build(const ir::ComputeDAG& dag, const std::vector<sched::Step>& steps) = 0;
+};
+
+/// Builds in this process for the target (lowering, then the target's code generator).
+std::unique_ptr<ProgramBuilder> makeLocalBuilder(const target::Target& target);
+
+/// The device programs of the target run on, in this process.
+std::unique_ptr<Device> makeDevice(const target::Target& target);
+
+/// A task's inputs on the device and its reference outputs.
+struct TaskData {
+  std::vector<DeviceBuffer> inputs;
+  std::vector<ir::NDArray> reference;
+};
+
+class ProgramRunner {
+public:
+  ProgramRunner(Device& device, ProgramBuilder& builder) : device_(device), builder_(builder) {}
+  /// Random inputs (seeded) and the reference result of a task: the unscheduled program, built
+  /// by the same builder (the property tests check both against the reference interpreter).
+  /// Computed once per (key, seed) and kept while the runner lives.
+  const TaskData& task(const std::string& key, const ir::ComputeDAG& dag, uint64_t seed);
+  /// Checks the first run against the reference, then times the program as the options say.
+  /// inject: test hooks "crash", "hang", "wrong".
+  MeasureResult run(const TaskData& task, BuiltProgram& program, const MeasureOptions& opts,
+                    const std::string& inject = "");
+
+private:
+  Device& device_;
+  ProgramBuilder& builder_;
+  std::map<std::string, TaskData> tasks_;
+};
+
+} // namespace wm::runtime

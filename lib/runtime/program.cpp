@@ -1,0 +1,186 @@
+// Program builder and runner, and the CPU device (see program.h, device.h).
+#include <wm/codegen/codegen.h>
+#include <wm/ir/interpreter.h>
+#include <wm/rt/abi.h>
+#include <wm/rt/parallel.h>
+#include <wm/runtime/buffer.h>
+#include <wm/runtime/program.h>
+#include <wm/schedule/steps.h>
+#include <wm/support/error.h>
+
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+namespace wm::runtime {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+class CpuDevice : public Device {
+public:
+  explicit CpuDevice(int threads) { rt::setNumThreads(threads); }
+  std::string name() const override { return "cpu"; }
+  void* alloc(int64_t bytes) override {
+    constexpr int64_t a = rt::kBufferAlignment;
+    size_t size = static_cast<size_t>(bytes > 0 ? (bytes + a - 1) / a * a : a);
+    void* p = std::aligned_alloc(static_cast<size_t>(a), size);
+    if (!p) WM_USER_ERROR() << "out of memory for a buffer of " << bytes << " bytes";
+    std::memset(p, 0, size);
+    return p;
+  }
+  void free(void* p) override { std::free(p); }
+  void copyToDevice(void* dst, const void* src, int64_t bytes) override { std::memcpy(dst, src, static_cast<size_t>(bytes)); }
+  void copyToHost(void* dst, const void* src, int64_t bytes) override { std::memcpy(dst, src, static_cast<size_t>(bytes)); }
+  void synchronize() override {}
+  void flushCache() override {
+    if (flush_.empty()) flush_.assign(64 << 20, 0);
+    for (size_t i = 0; i < flush_.size(); i += 64) flush_[i] = static_cast<char>(flush_[i] + 1);
+  }
+
+private:
+  std::vector<char> flush_;
+};
+
+class CpuKernel : public Kernel {
+public:
+  explicit CpuKernel(std::unique_ptr<codegen::JitKernel> k) : k_(std::move(k)) {}
+  void launch(void** args) override { k_->call(args); }
+
+private:
+  std::unique_ptr<codegen::JitKernel> k_;
+};
+
+class LocalBuilder : public ProgramBuilder {
+public:
+  explicit LocalBuilder(target::Target t) : target_(std::move(t)) {}
+  BuiltProgram build(const ir::ComputeDAG& dag, const std::vector<sched::Step>& steps) override {
+    auto t0 = Clock::now();
+    auto r = sched::replay(dag, steps);
+    if (!r.error.empty()) throw UserError("step " + std::to_string(r.failedStep) + ": " + r.error);
+    BuiltProgram p;
+    p.func = lower::lower(r.state);
+    p.kernel = std::make_unique<CpuKernel>(codegen::JitKernel::compile(p.func, target_));
+    p.buildSeconds = since(t0);
+    return p;
+  }
+
+private:
+  target::Target target_;
+};
+
+int64_t bufferBytes(const ir::Buffer& b) { return b->allocElements() * ir::storageBytes(b->dtype); }
+
+std::vector<DeviceBuffer> outputsFor(Device& d, const lower::LoweredFunc& f) {
+  std::vector<DeviceBuffer> outs;
+  for (auto& o : f.outputs) outs.emplace_back(d, bufferBytes(o));
+  return outs;
+}
+
+std::vector<void*> argsOf(const std::vector<DeviceBuffer>& ins, const std::vector<DeviceBuffer>& outs) {
+  std::vector<void*> a;
+  for (auto& b : ins) a.push_back(b.data());
+  for (auto& b : outs) a.push_back(b.data());
+  return a;
+}
+
+std::vector<ir::NDArray> readOutputs(Device& d, const lower::LoweredFunc& f, const std::vector<DeviceBuffer>& outs) {
+  std::vector<ir::NDArray> r;
+  for (size_t o = 0; o < outs.size(); ++o) {
+    const ir::Buffer& b = f.outputs[o];
+    HostBuffer host(b->dtype, b->shape, b->allocElements());
+    d.copyToHost(host.data(), outs[o].data(), outs[o].bytes());
+    r.push_back(host.toNDArray(b->strides));
+  }
+  return r;
+}
+
+} // namespace
+
+std::unique_ptr<ProgramBuilder> makeLocalBuilder(const target::Target& target) {
+  return std::make_unique<LocalBuilder>(target);
+}
+
+std::unique_ptr<Device> makeCpuDevice(int threads) { return std::make_unique<CpuDevice>(threads); }
+
+std::unique_ptr<Device> makeDevice(const target::Target& target) {
+  if (target.kind != target::Kind::Llvm)
+    throw UserError(std::string("target ") + target::kindName(target.kind) + ": no device for it in this build");
+  return makeCpuDevice(target.cores);
+}
+
+const TaskData& ProgramRunner::task(const std::string& key, const ir::ComputeDAG& dag, uint64_t seed) {
+  std::string k = key + "#" + std::to_string(seed);
+  auto it = tasks_.find(k);
+  if (it != tasks_.end()) return it->second;
+  TaskData t;
+  for (auto& a : ir::randomInputs(dag, seed)) {
+    HostBuffer h = HostBuffer::from(a);
+    t.inputs.emplace_back(device_, h.bytes());
+    device_.copyToDevice(t.inputs.back().data(), h.data(), h.bytes());
+  }
+  BuiltProgram naive = builder_.build(dag, {});
+  auto outs = outputsFor(device_, naive.func);
+  auto args = argsOf(t.inputs, outs);
+  naive.kernel->launch(args.data());
+  device_.synchronize();
+  t.reference = readOutputs(device_, naive.func, outs);
+  return tasks_.emplace(k, std::move(t)).first->second;
+}
+
+MeasureResult ProgramRunner::run(const TaskData& task, BuiltProgram& program, const MeasureOptions& opts,
+                                 const std::string& inject) {
+  MeasureResult res;
+  res.buildSeconds = program.buildSeconds;
+  auto outs = outputsFor(device_, program.func);
+  auto args = argsOf(task.inputs, outs);
+  if (inject == "crash") std::raise(SIGSEGV);
+  if (inject == "hang")
+    while (true) std::this_thread::sleep_for(std::chrono::seconds(1));
+  auto first0 = Clock::now();
+  program.kernel->launch(args.data());
+  device_.synchronize();
+  double firstRun = since(first0);
+  auto got = readOutputs(device_, program.func, outs);
+  double maxErr = 0;
+  for (size_t o = 0; o < got.size(); ++o) {
+    if (inject == "wrong" && got[o].size() > 0) got[o].values()[0] += 1.0;
+    maxErr = std::max(maxErr, ir::maxRelativeError(got[o], task.reference[o]));
+  }
+  res.maxError = std::isfinite(maxErr) ? maxErr : 1e300;
+  if (!(maxErr <= opts.tolerance)) {
+    res.error = MeasureError::WrongAnswer;
+    res.message = "max relative error " + std::to_string(maxErr) + " against the reference";
+    return res;
+  }
+  res.error = MeasureError::None;
+  if (firstRun > opts.slowRunS) { // slow: its one (cold) run is its cost
+    res.costs = {firstRun};
+    res.median = firstRun;
+    return res;
+  }
+  for (int i = 0; i < opts.warmup; ++i) program.kernel->launch(args.data());
+  device_.synchronize();
+  double total = 0;
+  while (static_cast<int>(res.costs.size()) < opts.maxRepeat &&
+         (static_cast<int>(res.costs.size()) < opts.minRepeat || total * 1e3 < opts.minRepeatMs)) {
+    if (opts.flushCache) device_.flushCache();
+    auto s = Clock::now();
+    program.kernel->launch(args.data());
+    device_.synchronize();
+    double dt = since(s);
+    res.costs.push_back(dt);
+    total += dt;
+  }
+  res.median = medianOf(res.costs);
+  return res;
+}
+
+} // namespace wm::runtime
