@@ -203,7 +203,11 @@ std::vector<WorkloadDef> makeDefs() {
   auto buildPool = [](const WorkloadArgs& a, ops::PoolKind kind, const char* name) {
     Tensor x = input("data", {a.i("N"), a.i("C"), a.i("H"), a.i("W")});
     int64_t s = a.i("stride"), p = a.i("pad");
-    return ComputeDAG({ops::pool2d(x, kind, {a.i("R"), a.i("S")}, {s, s}, {p, p}, {p, p}, true, name)});
+    ops::PoolParams pp = ops::PoolParams::uniform(2, 1, s, p);
+    pp.kernel = {a.i("R"), a.i("S")};
+    for (int d = 0; d < 2; ++d)
+      if (p >= pp.kernel[d]) WM_USER_ERROR() << "pad=" << p << ": padding must be smaller than the kernel";
+    return ComputeDAG({ops::pool(x, kind, pp, name)});
   };
   add("max_pool2d", "2-d max pooling (NCHW), padding with -inf", poolParams,
       [buildPool](auto& a) { return buildPool(a, ops::PoolKind::Max, "max_pool2d"); },
@@ -214,8 +218,8 @@ std::vector<WorkloadDef> makeDefs() {
   add("global_avg_pool2d", "mean over H and W (NCHW)",
       P{opt("N", "1", "batch"), req("C", "channels"), req("H", "height"), req("W", "width")},
       [](auto& a) {
-        return ComputeDAG({ops::globalAvgPool2d(
-            input("data", {a.i("N"), a.i("C"), a.i("H"), a.i("W")}), "global_avg_pool2d")});
+        return ComputeDAG({ops::globalPool(input("data", {a.i("N"), a.i("C"), a.i("H"), a.i("W")}),
+                                           ops::PoolKind::Avg, "global_avg_pool2d")});
       },
       "global_avg_pool2d:N=1,C=512,H=7,W=7");
 

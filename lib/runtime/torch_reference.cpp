@@ -157,245 +157,356 @@ torch::Tensor reduceAxes(const NodeCtx& c, const torch::Tensor& x, const std::st
   return x.amin(axes, keep);
 }
 
+/// Every op the reference runs: the op types and the function (the ONNX spec in libtorch).
+struct RefOp {
+  std::vector<std::string> ops;
+  std::vector<torch::Tensor> (*run)(NodeCtx& c);
+};
+
+#define WM_REF_PRELUDE                                                                             \
+  [[maybe_unused]] const std::string& op = c.n.op;                                                 \
+  [[maybe_unused]] auto& in = c.in;                                                                \
+  [[maybe_unused]] auto fdt = c.dbl ? torch::kFloat64 : torch::kFloat32
+
+const std::vector<RefOp>& refOps() {
+  static const std::vector<RefOp> table = {
+      {{"Conv", "ConvTranspose"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+         WM_REF_PRELUDE;
+         auto x = in[0], w = in[1];
+         size_t n = static_cast<size_t>(x.dim() - 2);
+         std::vector<int64_t> k(w.sizes().begin() + 2, w.sizes().end());
+         auto s = c.ints("strides", std::vector<int64_t>(n, 1));
+         auto d = c.ints("dilations", std::vector<int64_t>(n, 1));
+         int64_t g = c.i("group", 1);
+         torch::Tensor b = c.has(2) ? in[2] : torch::Tensor();
+         if (op == "Conv") {
+           auto p = pads(c, x, k, s, d);
+           auto xp = F::pad(x, F::PadFuncOptions(torchPad(p)));
+           return {at::convolution(xp, w, b, s, std::vector<int64_t>(n, 0), d, false, std::vector<int64_t>(n, 0), g)};
+         }
+         auto op_ = c.ints("output_padding", std::vector<int64_t>(n, 0));
+         auto full = at::convolution(x, w, b, s, std::vector<int64_t>(n, 0), d, true, op_, g);
+         std::vector<int64_t> p(2 * n, 0);
+         auto target = c.ints("output_shape", {});
+         std::string ap = c.s("auto_pad", "NOTSET");
+         if (!target.empty() || ap == "SAME_UPPER" || ap == "SAME_LOWER") {
+           if (target.size() > n) target.erase(target.begin(), target.begin() + static_cast<long>(target.size() - n));
+           for (size_t i = 0; i < n; ++i) {
+             int64_t want = target.empty() ? x.size(static_cast<int64_t>(2 + i)) * s[i] : target[i];
+             int64_t total = full.size(static_cast<int64_t>(2 + i)) - want;
+             p[i] = ap == "SAME_UPPER" ? total / 2 : total - total / 2;
+             p[n + i] = total - p[i];
+           }
+         } else if (ap == "NOTSET") {
+           p = c.ints("pads", p);
+         }
+         for (size_t i = 0; i < n; ++i) {
+           int64_t dim = static_cast<int64_t>(2 + i);
+           full = full.narrow(dim, p[i], full.size(dim) - p[i] - p[n + i]);
+         }
+         return {full};
+       }},
+      {{"Gemm"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+         WM_REF_PRELUDE;
+         auto a = c.i("transA", 0) ? in[0].t() : in[0];
+         auto b = c.i("transB", 0) ? in[1].t() : in[1];
+         auto y = torch::matmul(a, b) * c.f("alpha", 1.0);
+         if (c.has(2)) y = y + in[2] * c.f("beta", 1.0);
+         return {y};
+       }},
+      {{"MatMul"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+         WM_REF_PRELUDE;
+         return {torch::matmul(in[0], in[1])};
+       }},
+      {{"BatchNormalization"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+         WM_REF_PRELUDE;
+         std::vector<int64_t> shape(static_cast<size_t>(in[0].dim()), 1);
+         shape[1] = -1;
+         auto v = [&](int i) { return in[i].reshape(shape); };
+         return {(in[0] - v(3)) / torch::sqrt(v(4) + c.f("epsilon", 1e-5)) * v(1) + v(2)};
+       }},
+      {{"Relu"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+         WM_REF_PRELUDE;
+         return {torch::relu(in[0])};
+       }},
+      {{"Sigmoid"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+         WM_REF_PRELUDE;
+         return {torch::sigmoid(in[0])};
+       }},
+      {{"Tanh"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+         WM_REF_PRELUDE;
+         return {torch::tanh(in[0])};
+       }},
+      {{"Erf"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+         WM_REF_PRELUDE;
+         return {torch::erf(in[0])};
+       }},
+      {{"Exp"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+         WM_REF_PRELUDE;
+         return {torch::exp(in[0])};
+       }},
+      {{"Log"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+         WM_REF_PRELUDE;
+         return {torch::log(in[0])};
+       }},
+      {{"Sqrt"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+         WM_REF_PRELUDE;
+         return {torch::sqrt(in[0])};
+       }},
+      {{"Reciprocal"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+         WM_REF_PRELUDE;
+         return {torch::reciprocal(in[0])};
+       }},
+      {{"Neg"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+         WM_REF_PRELUDE;
+         return {torch::neg(in[0])};
+       }},
+      {{"Abs"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+         WM_REF_PRELUDE;
+         return {torch::abs(in[0])};
+       }},
+      {{"HardSigmoid"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+         WM_REF_PRELUDE;
+         return {torch::clamp(in[0] * c.f("alpha", 0.2) + c.f("beta", 0.5), 0, 1)};
+       }},
+      {{"HardSwish"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+         WM_REF_PRELUDE;
+         return {in[0] * torch::clamp(in[0] / 6.0 + 0.5, 0, 1)};
+       }},
+      {{"Clip"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+         WM_REF_PRELUDE;
+         auto y = in[0];
+         if (c.has(1)) y = torch::maximum(y, in[1]);
+         if (c.has(2)) y = torch::minimum(y, in[2]);
+         return {y};
+       }},
+      {{"Add"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+         WM_REF_PRELUDE;
+         return {in[0] + in[1]};
+       }},
+      {{"Sub"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+         WM_REF_PRELUDE;
+         return {in[0] - in[1]};
+       }},
+      {{"Mul"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+         WM_REF_PRELUDE;
+         return {in[0] * in[1]};
+       }},
+      {{"Div"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+         WM_REF_PRELUDE;
+         return {in[0].is_floating_point() ? in[0] / in[1] : torch::div(in[0], in[1], "trunc")};
+       }},
+      {{"Pow"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+         WM_REF_PRELUDE;
+         return {torch::pow(in[0], in[1].to(in[0].scalar_type()))};
+       }},
+      {{"Where"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+         WM_REF_PRELUDE;
+         return {torch::where(in[0], in[1], in[2])};
+       }},
+      {{"Cast"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+         WM_REF_PRELUDE;
+         int64_t to = c.i("to", 1);
+         auto t = to == 1 ? fdt : to == 6 ? torch::kInt32 : to == 7 ? torch::kInt64 : to == 9 ? torch::kBool : torch::kFloat64;
+         if (to != 1 && to != 6 && to != 7 && to != 9) c.fail("cast to ONNX type " + std::to_string(to));
+         return {in[0].to(t)};
+       }},
+      {{"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+         WM_REF_PRELUDE;
+         return {reduceAxes(c, in[0], op)};
+       }},
+      {{"LayerNormalization"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+         WM_REF_PRELUDE;
+         int64_t axis = c.axis(c.i("axis", -1), in[0].dim());
+         std::vector<int64_t> ns(in[0].sizes().begin() + axis, in[0].sizes().end());
+         auto scale = in[1].expand(ns).contiguous();
+         torch::Tensor b = c.has(2) ? in[2].expand(ns).contiguous() : torch::Tensor();
+         std::vector<int64_t> dims;
+         for (int64_t d = axis; d < in[0].dim(); ++d) dims.push_back(d);
+         auto mean = in[0].mean(dims, true);
+         auto invStd = torch::rsqrt((in[0] - mean).pow(2).mean(dims, true) + c.f("epsilon", 1e-5));
+         return {torch::layer_norm(in[0], ns, scale, b, c.f("epsilon", 1e-5)), mean, invStd};
+       }},
+      {{"Softmax"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+         WM_REF_PRELUDE;
+         int64_t axis = c.axis(c.i("axis", c.opset >= 13 ? -1 : 1), in[0].dim());
+         if (c.opset >= 13) return {torch::softmax(in[0], axis)};
+         auto flat = in[0].flatten(axis).flatten(0, axis - 1 < 0 ? 0 : axis - 1);
+         if (axis == 0) flat = in[0].reshape({1, -1});
+         return {torch::softmax(flat, 1).reshape(in[0].sizes())};
+       }},
+      {{"MaxPool"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+         WM_REF_PRELUDE;
+         return {pool(c, in[0], true)};
+       }},
+      {{"AveragePool"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+         WM_REF_PRELUDE;
+         return {pool(c, in[0], false)};
+       }},
+      {{"GlobalAveragePool", "GlobalMaxPool"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+         WM_REF_PRELUDE;
+         std::vector<int64_t> dims;
+         for (int64_t d = 2; d < in[0].dim(); ++d) dims.push_back(d);
+         return {op == "GlobalAveragePool" ? in[0].mean(dims, true) : in[0].amax(dims, true)};
+       }},
+      {{"Pad"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+         WM_REF_PRELUDE;
+         auto p = c.intsOf(1);
+         size_t r = static_cast<size_t>(in[0].dim());
+         std::vector<int64_t> tp;
+         for (size_t i = r; i-- > 0;) {
+           tp.push_back(p[i]);
+           tp.push_back(p[r + i]);
+         }
+         std::string mode = c.s("mode", "constant");
+         if (mode == "constant") {
+           double v = c.has(2) ? in[2].item<double>() : 0.0;
+           return {torch::constant_pad_nd(in[0], tp, v)};
+         }
+         while (tp.size() > 2 && tp[tp.size() - 1] == 0 && tp[tp.size() - 2] == 0) tp.resize(tp.size() - 2);
+         auto x = in[0];
+         int64_t lead = x.dim() - static_cast<int64_t>(tp.size() / 2);
+         // reflect/replicate need a (batch, channel) prefix: flatten the leading dims
+         auto sizes = x.sizes().vec();
+         std::vector<int64_t> shp{1, 1};
+         for (int64_t d = 0; d < lead; ++d) shp[1] *= sizes[static_cast<size_t>(d)];
+         for (int64_t d = lead; d < x.dim(); ++d) shp.push_back(sizes[static_cast<size_t>(d)]);
+         auto opts = F::PadFuncOptions(tp);
+         if (mode == "reflect") opts.mode(torch::kReflect);
+         else opts.mode(torch::kReplicate);
+         auto y = F::pad(x.reshape(shp), opts);
+         std::vector<int64_t> out(sizes.begin(), sizes.begin() + lead);
+         for (int64_t d = 2; d < y.dim(); ++d) out.push_back(y.size(d));
+         return {y.reshape(out)};
+       }},
+      {{"Flatten"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+         WM_REF_PRELUDE;
+         int64_t axis = c.axis(c.i("axis", 1), in[0].dim());
+         int64_t a = 1;
+         for (int64_t d = 0; d < axis; ++d) a *= in[0].size(d);
+         return {in[0].reshape({a, in[0].numel() / std::max<int64_t>(a, 1)})};
+       }},
+      {{"Reshape"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+         WM_REF_PRELUDE;
+         auto shape = c.intsOf(1);
+         if (!c.i("allowzero", 0))
+           for (size_t i = 0; i < shape.size(); ++i)
+             if (shape[i] == 0) shape[i] = in[0].size(static_cast<int64_t>(i));
+         return {in[0].reshape(shape)};
+       }},
+      {{"Transpose"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+         WM_REF_PRELUDE;
+         std::vector<int64_t> perm;
+         for (int64_t d = in[0].dim(); d-- > 0;) perm.push_back(d);
+         return {in[0].permute(c.ints("perm", perm)).contiguous()};
+       }},
+      {{"Concat"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+         WM_REF_PRELUDE;
+         std::vector<torch::Tensor> ts;
+         for (auto& t : in)
+           if (t.defined()) ts.push_back(t);
+         return {torch::cat(ts, c.axis(c.i("axis", 0), ts[0].dim()))};
+       }},
+      {{"Split"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+         WM_REF_PRELUDE;
+         int64_t axis = c.axis(c.i("axis", 0), in[0].dim());
+         std::vector<int64_t> sizes = c.opset >= 13 ? (c.has(1) ? c.intsOf(1) : std::vector<int64_t>{}) : c.ints("split", {});
+         if (sizes.empty()) sizes.assign(c.n.outputs.size(), in[0].size(axis) / static_cast<int64_t>(c.n.outputs.size()));
+         auto parts = torch::split_with_sizes(in[0], sizes, axis);
+         return std::vector<torch::Tensor>(parts.begin(), parts.end());
+       }},
+      {{"Slice"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+         WM_REF_PRELUDE;
+         auto starts = c.intsOf(1), ends = c.intsOf(2);
+         std::vector<int64_t> axes, steps;
+         if (c.has(3)) axes = c.intsOf(3);
+         else for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+         steps = c.has(4) ? c.intsOf(4) : std::vector<int64_t>(starts.size(), 1);
+         auto y = in[0];
+         for (size_t i = 0; i < starts.size(); ++i) {
+           int64_t a = c.axis(axes[i], y.dim()), n = y.size(a), st = steps[i];
+           int64_t b = std::clamp<int64_t>(starts[i], -(n + 1), n + 1), e = std::clamp<int64_t>(ends[i], -(n + 1), n + 1);
+           if (b < 0) b += n;
+           if (e < 0) e += n;
+           std::vector<int64_t> idx;
+           if (st > 0) for (int64_t k = std::clamp<int64_t>(b, 0, n); k < std::clamp<int64_t>(e, 0, n); k += st) idx.push_back(k);
+           else for (int64_t k = std::clamp<int64_t>(b, 0, n - 1); k > std::clamp<int64_t>(e, -1, n - 1); k += st) idx.push_back(k);
+           y = y.index_select(a, torch::tensor(idx, torch::kInt64));
+         }
+         return {y};
+       }},
+      {{"Squeeze", "Unsqueeze"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+         WM_REF_PRELUDE;
+         std::vector<int64_t> axes = c.opset >= 13 ? (c.has(1) ? c.intsOf(1) : std::vector<int64_t>{}) : c.ints("axes", {});
+         auto y = in[0];
+         if (op == "Squeeze") {
+           if (axes.empty()) return {y.squeeze()};
+           std::vector<int64_t> shape;
+           for (auto& a : axes) a = c.axis(a, y.dim());
+           for (int64_t d = 0; d < y.dim(); ++d)
+             if (std::find(axes.begin(), axes.end(), d) == axes.end()) shape.push_back(y.size(d));
+           return {y.reshape(shape)};
+         }
+         int64_t r = y.dim() + static_cast<int64_t>(axes.size());
+         for (auto& a : axes) a = c.axis(a, r);
+         std::sort(axes.begin(), axes.end());
+         for (int64_t a : axes) y = y.unsqueeze(a);
+         return {y};
+       }},
+      {{"Expand"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+         WM_REF_PRELUDE;
+         auto shape = broadcastShape(in[0].sizes().vec(), c.intsOf(1));
+         return {in[0].expand(shape).contiguous()};
+       }},
+      {{"Gather"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+         WM_REF_PRELUDE;
+         int64_t axis = c.axis(c.i("axis", 0), in[0].dim());
+         auto idx = in[1].to(torch::kInt64);
+         idx = torch::where(idx < 0, idx + in[0].size(axis), idx);
+         auto g = in[0].index_select(axis, idx.flatten());
+         std::vector<int64_t> shape(in[0].sizes().begin(), in[0].sizes().begin() + axis);
+         for (int64_t d : idx.sizes()) shape.push_back(d);
+         for (int64_t d = axis + 1; d < in[0].dim(); ++d) shape.push_back(in[0].size(d));
+         return {g.reshape(shape)};
+       }},
+      {{"Identity"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+         WM_REF_PRELUDE;
+         return {in[0]};
+       }},
+      {{"Dropout"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+         WM_REF_PRELUDE;
+         return {in[0], torch::ones_like(in[0], torch::kBool)}; // inference: nothing dropped
+       }},
+      {{"Shape"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+         WM_REF_PRELUDE;
+         auto s = in[0].sizes().vec();
+         int64_t r = static_cast<int64_t>(s.size());
+         int64_t b = c.i("start", 0), e = c.i("end", r);
+         b = std::clamp<int64_t>(b < 0 ? b + r : b, 0, r);
+         e = std::clamp<int64_t>(e < 0 ? e + r : e, 0, r);
+         std::vector<int64_t> v(s.begin() + b, s.begin() + std::max(b, e));
+         return {torch::tensor(v, torch::kInt64)};
+       }},
+      {{"ConstantOfShape"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+         WM_REF_PRELUDE;
+         auto shape = c.intsOf(0);
+         if (auto* a = c.attr("value")) {
+           auto t = toTorch(*a->tensor, c.dbl);
+           return {torch::full(shape, t.item(), t.options())};
+         }
+         return {torch::zeros(shape, fdt)};
+       }},
+  };
+  return table;
+}
+
+#undef WM_REF_PRELUDE
+
 std::vector<torch::Tensor> runNode(NodeCtx& c) {
-  const std::string& op = c.n.op;
-  auto& in = c.in;
-  auto fdt = c.dbl ? torch::kFloat64 : torch::kFloat32;
-  if (op == "Conv" || op == "ConvTranspose") {
-    auto x = in[0], w = in[1];
-    size_t n = static_cast<size_t>(x.dim() - 2);
-    std::vector<int64_t> k(w.sizes().begin() + 2, w.sizes().end());
-    auto s = c.ints("strides", std::vector<int64_t>(n, 1));
-    auto d = c.ints("dilations", std::vector<int64_t>(n, 1));
-    int64_t g = c.i("group", 1);
-    torch::Tensor b = c.has(2) ? in[2] : torch::Tensor();
-    if (op == "Conv") {
-      auto p = pads(c, x, k, s, d);
-      auto xp = F::pad(x, F::PadFuncOptions(torchPad(p)));
-      return {at::convolution(xp, w, b, s, std::vector<int64_t>(n, 0), d, false, std::vector<int64_t>(n, 0), g)};
-    }
-    auto op_ = c.ints("output_padding", std::vector<int64_t>(n, 0));
-    auto full = at::convolution(x, w, b, s, std::vector<int64_t>(n, 0), d, true, op_, g);
-    std::vector<int64_t> p(2 * n, 0);
-    auto target = c.ints("output_shape", {});
-    std::string ap = c.s("auto_pad", "NOTSET");
-    if (!target.empty() || ap == "SAME_UPPER" || ap == "SAME_LOWER") {
-      if (target.size() > n) target.erase(target.begin(), target.begin() + static_cast<long>(target.size() - n));
-      for (size_t i = 0; i < n; ++i) {
-        int64_t want = target.empty() ? x.size(static_cast<int64_t>(2 + i)) * s[i] : target[i];
-        int64_t total = full.size(static_cast<int64_t>(2 + i)) - want;
-        p[i] = ap == "SAME_UPPER" ? total / 2 : total - total / 2;
-        p[n + i] = total - p[i];
-      }
-    } else if (ap == "NOTSET") {
-      p = c.ints("pads", p);
-    }
-    for (size_t i = 0; i < n; ++i) {
-      int64_t dim = static_cast<int64_t>(2 + i);
-      full = full.narrow(dim, p[i], full.size(dim) - p[i] - p[n + i]);
-    }
-    return {full};
-  }
-  if (op == "Gemm") {
-    auto a = c.i("transA", 0) ? in[0].t() : in[0];
-    auto b = c.i("transB", 0) ? in[1].t() : in[1];
-    auto y = torch::matmul(a, b) * c.f("alpha", 1.0);
-    if (c.has(2)) y = y + in[2] * c.f("beta", 1.0);
-    return {y};
-  }
-  if (op == "MatMul") return {torch::matmul(in[0], in[1])};
-  if (op == "BatchNormalization") {
-    std::vector<int64_t> shape(static_cast<size_t>(in[0].dim()), 1);
-    shape[1] = -1;
-    auto v = [&](int i) { return in[i].reshape(shape); };
-    return {(in[0] - v(3)) / torch::sqrt(v(4) + c.f("epsilon", 1e-5)) * v(1) + v(2)};
-  }
-  if (op == "Relu") return {torch::relu(in[0])};
-  if (op == "Sigmoid") return {torch::sigmoid(in[0])};
-  if (op == "Tanh") return {torch::tanh(in[0])};
-  if (op == "Erf") return {torch::erf(in[0])};
-  if (op == "Exp") return {torch::exp(in[0])};
-  if (op == "Log") return {torch::log(in[0])};
-  if (op == "Sqrt") return {torch::sqrt(in[0])};
-  if (op == "Reciprocal") return {torch::reciprocal(in[0])};
-  if (op == "Neg") return {torch::neg(in[0])};
-  if (op == "Abs") return {torch::abs(in[0])};
-  if (op == "HardSigmoid") return {torch::clamp(in[0] * c.f("alpha", 0.2) + c.f("beta", 0.5), 0, 1)};
-  if (op == "HardSwish") return {in[0] * torch::clamp(in[0] / 6.0 + 0.5, 0, 1)};
-  if (op == "Clip") {
-    auto y = in[0];
-    if (c.has(1)) y = torch::maximum(y, in[1]);
-    if (c.has(2)) y = torch::minimum(y, in[2]);
-    return {y};
-  }
-  if (op == "Add") return {in[0] + in[1]};
-  if (op == "Sub") return {in[0] - in[1]};
-  if (op == "Mul") return {in[0] * in[1]};
-  if (op == "Div") return {in[0].is_floating_point() ? in[0] / in[1] : torch::div(in[0], in[1], "trunc")};
-  if (op == "Pow") return {torch::pow(in[0], in[1].to(in[0].scalar_type()))};
-  if (op == "Where") return {torch::where(in[0], in[1], in[2])};
-  if (op == "Cast") {
-    int64_t to = c.i("to", 1);
-    auto t = to == 1 ? fdt : to == 6 ? torch::kInt32 : to == 7 ? torch::kInt64 : to == 9 ? torch::kBool : torch::kFloat64;
-    if (to != 1 && to != 6 && to != 7 && to != 9) c.fail("cast to ONNX type " + std::to_string(to));
-    return {in[0].to(t)};
-  }
-  if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceMax" || op == "ReduceMin") return {reduceAxes(c, in[0], op)};
-  if (op == "LayerNormalization") {
-    int64_t axis = c.axis(c.i("axis", -1), in[0].dim());
-    std::vector<int64_t> ns(in[0].sizes().begin() + axis, in[0].sizes().end());
-    auto scale = in[1].expand(ns).contiguous();
-    torch::Tensor b = c.has(2) ? in[2].expand(ns).contiguous() : torch::Tensor();
-    std::vector<int64_t> dims;
-    for (int64_t d = axis; d < in[0].dim(); ++d) dims.push_back(d);
-    auto mean = in[0].mean(dims, true);
-    auto invStd = torch::rsqrt((in[0] - mean).pow(2).mean(dims, true) + c.f("epsilon", 1e-5));
-    return {torch::layer_norm(in[0], ns, scale, b, c.f("epsilon", 1e-5)), mean, invStd};
-  }
-  if (op == "Softmax") {
-    int64_t axis = c.axis(c.i("axis", c.opset >= 13 ? -1 : 1), in[0].dim());
-    if (c.opset >= 13) return {torch::softmax(in[0], axis)};
-    auto flat = in[0].flatten(axis).flatten(0, axis - 1 < 0 ? 0 : axis - 1);
-    if (axis == 0) flat = in[0].reshape({1, -1});
-    return {torch::softmax(flat, 1).reshape(in[0].sizes())};
-  }
-  if (op == "MaxPool") return {pool(c, in[0], true)};
-  if (op == "AveragePool") return {pool(c, in[0], false)};
-  if (op == "GlobalAveragePool" || op == "GlobalMaxPool") {
-    std::vector<int64_t> dims;
-    for (int64_t d = 2; d < in[0].dim(); ++d) dims.push_back(d);
-    return {op == "GlobalAveragePool" ? in[0].mean(dims, true) : in[0].amax(dims, true)};
-  }
-  if (op == "Pad") {
-    auto p = c.intsOf(1);
-    size_t r = static_cast<size_t>(in[0].dim());
-    std::vector<int64_t> tp;
-    for (size_t i = r; i-- > 0;) {
-      tp.push_back(p[i]);
-      tp.push_back(p[r + i]);
-    }
-    std::string mode = c.s("mode", "constant");
-    if (mode == "constant") {
-      double v = c.has(2) ? in[2].item<double>() : 0.0;
-      return {torch::constant_pad_nd(in[0], tp, v)};
-    }
-    while (tp.size() > 2 && tp[tp.size() - 1] == 0 && tp[tp.size() - 2] == 0) tp.resize(tp.size() - 2);
-    auto x = in[0];
-    int64_t lead = x.dim() - static_cast<int64_t>(tp.size() / 2);
-    // reflect/replicate need a (batch, channel) prefix: flatten the leading dims
-    auto sizes = x.sizes().vec();
-    std::vector<int64_t> shp{1, 1};
-    for (int64_t d = 0; d < lead; ++d) shp[1] *= sizes[static_cast<size_t>(d)];
-    for (int64_t d = lead; d < x.dim(); ++d) shp.push_back(sizes[static_cast<size_t>(d)]);
-    auto opts = F::PadFuncOptions(tp);
-    if (mode == "reflect") opts.mode(torch::kReflect);
-    else opts.mode(torch::kReplicate);
-    auto y = F::pad(x.reshape(shp), opts);
-    std::vector<int64_t> out(sizes.begin(), sizes.begin() + lead);
-    for (int64_t d = 2; d < y.dim(); ++d) out.push_back(y.size(d));
-    return {y.reshape(out)};
-  }
-  if (op == "Flatten") {
-    int64_t axis = c.axis(c.i("axis", 1), in[0].dim());
-    int64_t a = 1;
-    for (int64_t d = 0; d < axis; ++d) a *= in[0].size(d);
-    return {in[0].reshape({a, in[0].numel() / std::max<int64_t>(a, 1)})};
-  }
-  if (op == "Reshape") {
-    auto shape = c.intsOf(1);
-    if (!c.i("allowzero", 0))
-      for (size_t i = 0; i < shape.size(); ++i)
-        if (shape[i] == 0) shape[i] = in[0].size(static_cast<int64_t>(i));
-    return {in[0].reshape(shape)};
-  }
-  if (op == "Transpose") {
-    std::vector<int64_t> perm;
-    for (int64_t d = in[0].dim(); d-- > 0;) perm.push_back(d);
-    return {in[0].permute(c.ints("perm", perm)).contiguous()};
-  }
-  if (op == "Concat") {
-    std::vector<torch::Tensor> ts;
-    for (auto& t : in)
-      if (t.defined()) ts.push_back(t);
-    return {torch::cat(ts, c.axis(c.i("axis", 0), ts[0].dim()))};
-  }
-  if (op == "Split") {
-    int64_t axis = c.axis(c.i("axis", 0), in[0].dim());
-    std::vector<int64_t> sizes = c.opset >= 13 ? (c.has(1) ? c.intsOf(1) : std::vector<int64_t>{}) : c.ints("split", {});
-    if (sizes.empty()) sizes.assign(c.n.outputs.size(), in[0].size(axis) / static_cast<int64_t>(c.n.outputs.size()));
-    auto parts = torch::split_with_sizes(in[0], sizes, axis);
-    return std::vector<torch::Tensor>(parts.begin(), parts.end());
-  }
-  if (op == "Slice") {
-    auto starts = c.intsOf(1), ends = c.intsOf(2);
-    std::vector<int64_t> axes, steps;
-    if (c.has(3)) axes = c.intsOf(3);
-    else for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
-    steps = c.has(4) ? c.intsOf(4) : std::vector<int64_t>(starts.size(), 1);
-    auto y = in[0];
-    for (size_t i = 0; i < starts.size(); ++i) {
-      int64_t a = c.axis(axes[i], y.dim()), n = y.size(a), st = steps[i];
-      int64_t b = std::clamp<int64_t>(starts[i], -(n + 1), n + 1), e = std::clamp<int64_t>(ends[i], -(n + 1), n + 1);
-      if (b < 0) b += n;
-      if (e < 0) e += n;
-      std::vector<int64_t> idx;
-      if (st > 0) for (int64_t k = std::clamp<int64_t>(b, 0, n); k < std::clamp<int64_t>(e, 0, n); k += st) idx.push_back(k);
-      else for (int64_t k = std::clamp<int64_t>(b, 0, n - 1); k > std::clamp<int64_t>(e, -1, n - 1); k += st) idx.push_back(k);
-      y = y.index_select(a, torch::tensor(idx, torch::kInt64));
-    }
-    return {y};
-  }
-  if (op == "Squeeze" || op == "Unsqueeze") {
-    std::vector<int64_t> axes = c.opset >= 13 ? (c.has(1) ? c.intsOf(1) : std::vector<int64_t>{}) : c.ints("axes", {});
-    auto y = in[0];
-    if (op == "Squeeze") {
-      if (axes.empty()) return {y.squeeze()};
-      std::vector<int64_t> shape;
-      for (auto& a : axes) a = c.axis(a, y.dim());
-      for (int64_t d = 0; d < y.dim(); ++d)
-        if (std::find(axes.begin(), axes.end(), d) == axes.end()) shape.push_back(y.size(d));
-      return {y.reshape(shape)};
-    }
-    int64_t r = y.dim() + static_cast<int64_t>(axes.size());
-    for (auto& a : axes) a = c.axis(a, r);
-    std::sort(axes.begin(), axes.end());
-    for (int64_t a : axes) y = y.unsqueeze(a);
-    return {y};
-  }
-  if (op == "Expand") {
-    auto shape = broadcastShape(in[0].sizes().vec(), c.intsOf(1));
-    return {in[0].expand(shape).contiguous()};
-  }
-  if (op == "Gather") {
-    int64_t axis = c.axis(c.i("axis", 0), in[0].dim());
-    auto idx = in[1].to(torch::kInt64);
-    idx = torch::where(idx < 0, idx + in[0].size(axis), idx);
-    auto g = in[0].index_select(axis, idx.flatten());
-    std::vector<int64_t> shape(in[0].sizes().begin(), in[0].sizes().begin() + axis);
-    for (int64_t d : idx.sizes()) shape.push_back(d);
-    for (int64_t d = axis + 1; d < in[0].dim(); ++d) shape.push_back(in[0].size(d));
-    return {g.reshape(shape)};
-  }
-  if (op == "Identity") return {in[0]};
-  if (op == "Dropout") return {in[0], torch::ones_like(in[0], torch::kBool)}; // inference: nothing dropped
-  if (op == "Shape") {
-    auto s = in[0].sizes().vec();
-    int64_t r = static_cast<int64_t>(s.size());
-    int64_t b = c.i("start", 0), e = c.i("end", r);
-    b = std::clamp<int64_t>(b < 0 ? b + r : b, 0, r);
-    e = std::clamp<int64_t>(e < 0 ? e + r : e, 0, r);
-    std::vector<int64_t> v(s.begin() + b, s.begin() + std::max(b, e));
-    return {torch::tensor(v, torch::kInt64)};
-  }
-  if (op == "ConstantOfShape") {
-    auto shape = c.intsOf(0);
-    if (auto* a = c.attr("value")) {
-      auto t = toTorch(*a->tensor, c.dbl);
-      return {torch::full(shape, t.item(), t.options())};
-    }
-    return {torch::zeros(shape, fdt)};
-  }
-  c.fail("op " + op + " is not implemented by the reference");
+  for (auto& r : refOps())
+    for (auto& o : r.ops)
+      if (o == c.n.op) return r.run(c);
+  c.fail("op " + c.n.op + " is not implemented by the reference");
 }
 
 } // namespace
@@ -445,6 +556,12 @@ TorchReference::TorchReference(const frontend::Graph& graph, bool useDouble, int
 }
 
 TorchReference::~TorchReference() = default;
+
+std::vector<std::string> TorchReference::supportedOps() {
+  std::vector<std::string> ops{"Constant"}; // run by exec() itself
+  for (auto& r : refOps()) ops.insert(ops.end(), r.ops.begin(), r.ops.end());
+  return ops;
+}
 
 std::vector<ir::NDArray> TorchReference::run(const std::vector<ir::NDArray>& inputs) {
   impl_->lastInputs.clear();

@@ -5,9 +5,11 @@
 //  [params]     operator parameters the spec syntax does not reach (asymmetric padding,
 //               count_include_pad=false, softmax along an inner axis, 1-d transposed conv, rank
 //               broadcasting).
+#include <wm/frontend/model.h>
 #include <wm/frontend/ops.h>
 #include <wm/frontend/workload.h>
 #include <wm/ir/interpreter.h>
+#include <wm/runtime/torch_reference.h>
 #include <wm/support/strings.h>
 
 // libtorch pulls in glog, whose CHECK would replace Catch's: include torch first, drop glog's.
@@ -240,10 +242,61 @@ TEST_CASE("operator parameters beyond the spec syntax match libtorch", "[params]
   }
   SECTION("average pooling that does not count padding") {
     Tensor x = placeholder("data", {2, 3, 7, 6});
-    ComputeDAG dag({ops::pool2d(x, ops::PoolKind::Avg, {3, 3}, {2, 2}, {1, 1}, {1, 1}, false)});
+    ops::PoolParams pp = ops::PoolParams::uniform(2, 3, 2, 1);
+    pp.countIncludePad = false;
+    ComputeDAG dag({ops::pool(x, ops::PoolKind::Avg, pp)});
     checkAgainstTorch(dag, [](const Inputs& in) {
       return torch::avg_pool2d(in.at("data"), {3, 3}, {2, 2}, {1, 1}, false, false);
     }, 12);
+  }
+  SECTION("3-d max pooling with dilation and ceil mode") {
+    Tensor x = placeholder("data", {1, 2, 7, 6, 8});
+    ops::PoolParams pp = ops::PoolParams::uniform(3, 2, 2, 1);
+    pp.dilation = {1, 2, 1};
+    pp.ceilMode = true;
+    ComputeDAG dag({ops::pool(x, ops::PoolKind::Max, pp)});
+    checkAgainstTorch(dag, [](const Inputs& in) {
+      return torch::max_pool3d(in.at("data"), {2, 2, 2}, {2, 2, 2}, {1, 1, 1}, {1, 2, 1}, true);
+    }, 21);
+  }
+  SECTION("1-d average pooling with ceil mode, padding counted") {
+    Tensor x = placeholder("data", {2, 3, 10});
+    ops::PoolParams pp = ops::PoolParams::uniform(1, 3, 2, 1);
+    pp.ceilMode = true;
+    ComputeDAG dag({ops::pool(x, ops::PoolKind::Avg, pp)});
+    checkAgainstTorch(dag, [](const Inputs& in) { return torch::avg_pool1d(in.at("data"), {3}, {2}, {1}, true, true); }, 22);
+  }
+  SECTION("global max pooling of a 3-d input") {
+    Tensor x = placeholder("data", {2, 3, 4, 5, 2});
+    ComputeDAG dag({ops::globalPool(x, ops::PoolKind::Max)});
+    checkAgainstTorch(dag, [](const Inputs& in) { return torch::amax(in.at("data"), {2, 3, 4}, true); }, 23);
+  }
+  SECTION("reflect and edge padding, and cropping") {
+    Tensor x = placeholder("data", {1, 2, 5, 6});
+    ops::PadOptions reflect;
+    reflect.mode = ops::PadMode::Reflect;
+    ComputeDAG r({ops::pad(x, {0, 0, 2, 1}, {0, 0, 1, 3}, reflect)});
+    checkAgainstTorch(r, [](const Inputs& in) { return torch::reflection_pad2d(in.at("data"), {1, 3, 2, 1}); }, 24);
+    ops::PadOptions edge;
+    edge.mode = ops::PadMode::Edge;
+    ComputeDAG e({ops::pad(x, {0, 0, 2, 1}, {0, 0, 1, 3}, edge)});
+    checkAgainstTorch(e, [](const Inputs& in) { return torch::replication_pad2d(in.at("data"), {1, 3, 2, 1}); }, 25);
+    ComputeDAG c({ops::pad(x, {0, 0, -1, 2}, {0, 0, 1, -2}, ops::PadOptions{})});
+    checkAgainstTorch(c, [](const Inputs& in) { return torch::constant_pad_nd(in.at("data"), {2, -2, -1, 1}); }, 26);
+  }
+  SECTION("layer norm over the last two axes with a broadcast scale and no bias") {
+    Tensor x = placeholder("data", {3, 4, 5}), g = placeholder("scale", {5});
+    ComputeDAG dag({ops::layerNorm(x, 1, g, std::nullopt, 1e-5, false).y});
+    checkAgainstTorch(dag, [](const Inputs& in) {
+      return torch::layer_norm(in.at("data"), {4, 5}, in.at("scale").expand({4, 5}).contiguous(), {}, 1e-5);
+    }, 27);
+  }
+  SECTION("clip by a constant and a tensor bound") {
+    Tensor x = placeholder("data", {4, 6}), hi = placeholder("hi", {1});
+    ComputeDAG dag({ops::clip(x, ops::ClipBound{-0.25, std::nullopt}, ops::ClipBound{std::nullopt, hi})});
+    checkAgainstTorch(dag, [](const Inputs& in) {
+      return torch::minimum(torch::clamp_min(in.at("data"), -0.25), in.at("hi"));
+    }, 28);
   }
   SECTION("softmax along an inner axis of a 3-d tensor") {
     Tensor x = placeholder("data", {3, 5, 4});
@@ -268,5 +321,16 @@ TEST_CASE("operator parameters beyond the spec syntax match libtorch", "[params]
     Tensor a = placeholder("a", {6}), b = placeholder("b", {2, 3, 1, 6});
     ComputeDAG dag({ops::mul(a, b)});
     checkAgainstTorch(dag, [](const Inputs& in) { return in.at("a") * in.at("b"); }, 16);
+  }
+}
+
+TEST_CASE("the libtorch reference executor runs every op the ONNX converters accept", "[reference]") {
+  auto ref = wm::runtime::TorchReference::supportedOps();
+  std::set<std::string> have(ref.begin(), ref.end());
+  auto ops = wm::frontend::supportedOnnxOps();
+  REQUIRE(ops.size() >= 50);
+  for (auto& op : ops) {
+    INFO("op " << op);
+    CHECK(have.count(op) == 1);
   }
 }

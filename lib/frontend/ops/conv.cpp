@@ -19,33 +19,59 @@ ConvParams ConvParams::uniform(size_t dims, int64_t stride, int64_t pad, int64_t
   return p;
 }
 
-Tensor pad(const Tensor& x, const Shape& before, const Shape& after, double value,
+Tensor pad(const Tensor& x, const Shape& before, const Shape& after, const PadOptions& opts,
            const std::string& name) {
   size_t nd = x->ndim();
   WM_CHECK(before.size() == nd && after.size() == nd) << name << ": pad rank mismatch";
+  if (opts.valueTensor && (*opts.valueTensor)->numElements() != 1)
+    WM_USER_ERROR() << name << ": the pad value must be a scalar";
+  if (opts.valueTensor && (*opts.valueTensor)->dtype != x->dtype)
+    WM_USER_ERROR() << name << ": the pad value must have the input's type";
   bool any = false;
   Shape out = x->shape;
   for (size_t d = 0; d < nd; ++d) {
-    if (before[d] < 0 || after[d] < 0) WM_USER_ERROR() << name << ": negative padding";
     any |= before[d] || after[d];
     out[d] += before[d] + after[d];
+    if (out[d] <= 0) WM_USER_ERROR() << name << ": padding leaves dimension " << d << " empty";
+    if (opts.mode == PadMode::Reflect && (before[d] >= x->shape[d] || after[d] >= x->shape[d]))
+      WM_USER_ERROR() << name << ": reflect pads must be smaller than the dimension";
   }
   if (!any) return x;
   return compute(name, "pad", out, [&](const std::vector<Var>& ax) {
     Expr cond;
     std::vector<Expr> idx;
     for (size_t d = 0; d < nd; ++d) {
-      if (!before[d] && !after[d]) {
-        idx.push_back(ax[d]);
+      int64_t n = x->shape[d], b = before[d];
+      Expr j = b ? Expr(ax[d] - static_cast<double>(b)) : Expr(ax[d]);
+      if (b <= 0 && after[d] <= 0) { // cropped or untouched: every index is in range
+        idx.push_back(j);
         continue;
       }
-      Expr inRange = ax[d] >= static_cast<double>(before[d]);
-      inRange = inRange && (Expr(ax[d]) < static_cast<double>(before[d] + x->shape[d]));
-      cond = cond.defined() ? (cond && inRange) : inRange;
-      idx.push_back(before[d] ? Expr(ax[d] - static_cast<double>(before[d])) : Expr(ax[d]));
+      if (opts.mode == PadMode::Edge) {
+        j = min(max(j, intImm(0)), intImm(n - 1));
+      } else if (opts.mode == PadMode::Reflect) {
+        j = select(j < 0.0, intImm(0) - j, select(j >= static_cast<double>(n), intImm(2 * (n - 1)) - j, j));
+      } else {
+        Expr inRange = ax[d] >= static_cast<double>(b);
+        inRange = inRange && (Expr(ax[d]) < static_cast<double>(b + n));
+        cond = cond.defined() ? (cond && inRange) : inRange;
+      }
+      idx.push_back(j);
     }
-    return select(cond, read(x, idx), floatImm(value, x->dtype));
+    Expr v = read(x, idx);
+    if (!cond.defined()) return v;
+    Expr fill = opts.valueTensor ? read(*opts.valueTensor, std::vector<Expr>((*opts.valueTensor)->ndim(), intImm(0)))
+                                 : constLike(v, opts.value);
+    return select(cond, v, fill);
   });
+}
+
+Tensor pad(const Tensor& x, const Shape& before, const Shape& after, double value, const std::string& name) {
+  for (size_t d = 0; d < before.size() && d < after.size(); ++d)
+    if (before[d] < 0 || after[d] < 0) WM_USER_ERROR() << name << ": negative padding";
+  PadOptions o;
+  o.value = value;
+  return pad(x, before, after, o, name);
 }
 
 namespace {

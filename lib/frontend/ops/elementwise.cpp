@@ -31,9 +31,27 @@ Tensor relu(const Tensor& x, const std::string& name) {
   return unary(x, name, "relu", [](Expr v) { return max(v, constLike(v, 0)); });
 }
 
+Tensor clip(const Tensor& x, const ClipBound& lo, const ClipBound& hi, const std::string& name) {
+  if (lo.value && hi.value && *lo.value > *hi.value)
+    WM_USER_ERROR() << name << ": min " << *lo.value << " is above max " << *hi.value;
+  for (const ClipBound* b : {&lo, &hi}) {
+    if (!b->tensor) continue;
+    if ((*b->tensor)->dtype != x->dtype) WM_USER_ERROR() << name << ": min/max must have the input's type";
+    if ((*b->tensor)->numElements() != 1) WM_USER_ERROR() << name << ": min/max must be scalars";
+  }
+  auto bound = [](const ClipBound& b, const Expr& like) -> Expr {
+    if (b.value) return constLike(like, *b.value);
+    return read(*b.tensor, std::vector<Expr>((*b.tensor)->ndim(), intImm(0)));
+  };
+  return unary(x, name, "clip", [&](Expr v) {
+    if (lo.present()) v = max(v, bound(lo, v));
+    if (hi.present()) v = min(v, bound(hi, v));
+    return v;
+  });
+}
+
 Tensor clip(const Tensor& x, double lo, double hi, const std::string& name) {
-  if (lo > hi) WM_USER_ERROR() << name << ": min " << lo << " is above max " << hi;
-  return unary(x, name, "clip", [&](Expr v) { return min(max(v, constLike(v, lo)), constLike(v, hi)); });
+  return clip(x, ClipBound{lo, std::nullopt}, ClipBound{hi, std::nullopt}, name);
 }
 
 Tensor sigmoid(const Tensor& x, const std::string& name) {

@@ -60,42 +60,65 @@ Tensor softmax(const Tensor& x, int axis, const std::string& name) {
   });
 }
 
-Tensor layerNorm(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps,
-                 const std::string& name) {
-  if (x->ndim() < 1) WM_USER_ERROR() << name << ": input must have rank >= 1";
-  size_t nd = x->ndim();
-  int64_t L = x->shape.back();
-  for (const Tensor& t : {gamma, beta})
-    if (t->ndim() != 1 || t->shape[0] != L)
-      WM_USER_ERROR() << name << ": " << t->name << " must have shape [" << L << "]";
-  Shape rows(x->shape.begin(), x->shape.end() - 1);
-  if (rows.empty()) rows.push_back(1);
-  auto full = [&](const std::vector<Var>& ax, const Expr& j) {
+LayerNormResult layerNorm(const Tensor& x, int axis, const Tensor& scale, const std::optional<Tensor>& bias,
+                          double eps, bool stats, const std::string& name) {
+  int nd = static_cast<int>(x->ndim());
+  if (axis < 0) axis += nd;
+  if (nd < 1 || axis < 0 || axis >= nd) WM_USER_ERROR() << name << ": axis out of range for rank " << nd;
+  size_t a = static_cast<size_t>(axis);
+  Shape outer(x->shape.begin(), x->shape.begin() + axis), inner(x->shape.begin() + axis, x->shape.end());
+  Shape rows = outer.empty() ? Shape{1} : outer;
+  int64_t count = 1;
+  for (int64_t d : inner) count *= d;
+  for (const Tensor* t : {&scale, bias ? &*bias : nullptr}) {
+    if (!t) continue;
+    if ((*t)->ndim() > inner.size() || broadcastShape(inner, (*t)->shape, name) != inner)
+      WM_USER_ERROR() << name << ": " << (*t)->name << " does not broadcast to the normalized shape";
+  }
+  auto full = [&](const std::vector<Var>& ax, const std::vector<Var>& r) {
     std::vector<Expr> idx;
-    for (size_t d = 0; d + 1 < nd; ++d) idx.push_back(ax[d]);
-    idx.push_back(j);
+    for (size_t d = 0; d < a; ++d) idx.push_back(ax[d]);
+    idx.insert(idx.end(), r.begin(), r.end());
     return idx;
   };
   auto row = [&](const std::vector<Var>& ax) {
     std::vector<Expr> idx;
-    for (size_t d = 0; d + 1 < nd; ++d) idx.push_back(ax[d]);
+    for (size_t d = 0; d < a; ++d) idx.push_back(ax[d]);
     if (idx.empty()) idx.push_back(intImm(0));
     return idx;
   };
-  double inv = 1.0 / static_cast<double>(L);
-  Tensor mean = reduce(name + "_mean", "layer_norm_mean", rows, ReduceKind::Sum, {L},
-                       [&](auto& ax, auto& r) { return read(x, full(ax, r[0])) * inv; });
-  Tensor var = reduce(name + "_var", "layer_norm_var", rows, ReduceKind::Sum, {L},
-                      [&](auto& ax, auto& r) {
-                        Expr d = read(x, full(ax, r[0])) - read(mean, row(ax));
-                        return d * d * inv;
-                      });
-  return compute(name, "layer_norm", x->shape, [&](auto& ax) {
-    std::vector<Expr> idx{ax.begin(), ax.end()};
-    Expr j = ax.back();
-    return (read(x, idx) - read(mean, row(ax))) * rsqrt(read(var, row(ax)) + eps) * at(gamma, j) +
-           at(beta, j);
+  double inv = 1.0 / static_cast<double>(count);
+  Tensor mean = reduce(name + "_mean", "layer_norm_mean", rows, ReduceKind::Sum, inner,
+                       [&](auto& ax, auto& r) { return read(x, full(ax, r)) * inv; });
+  Tensor var = reduce(name + "_var", "layer_norm_var", rows, ReduceKind::Sum, inner, [&](auto& ax, auto& r) {
+    Expr d = read(x, full(ax, r)) - read(mean, row(ax));
+    return d * d * inv;
   });
+  LayerNormResult res;
+  res.y = compute(name, "layer_norm", x->shape, [&](const std::vector<Var>& ax) {
+    std::vector<Var> tail(ax.begin() + axis, ax.end());
+    Expr v = (read(x, allOf(ax)) - read(mean, row(ax))) * rsqrt(read(var, row(ax)) + eps) *
+             read(scale, broadcastIndex(scale, inner, tail));
+    if (bias) v = v + read(*bias, broadcastIndex(*bias, inner, tail));
+    return v;
+  });
+  if (stats) { // the outer shape with the normalized dimensions kept as 1
+    Shape kept = outer;
+    kept.resize(x->ndim(), 1);
+    res.mean = compute(name + "_mean_out", "layer_norm_mean", kept, [&](auto& ax) { return read(mean, row(ax)); });
+    res.invStdDev = compute(name + "_inv_std_dev", "layer_norm_inv_std", kept,
+                            [&](auto& ax) { return rsqrt(read(var, row(ax)) + eps); });
+  }
+  return res;
+}
+
+Tensor layerNorm(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps, const std::string& name) {
+  if (x->ndim() < 1) WM_USER_ERROR() << name << ": input must have rank >= 1";
+  int64_t L = x->shape.back();
+  for (const Tensor& t : {gamma, beta})
+    if (t->ndim() != 1 || t->shape[0] != L)
+      WM_USER_ERROR() << name << ": " << t->name << " must have shape [" << L << "]";
+  return layerNorm(x, -1, gamma, beta, eps, false, name).y;
 }
 
 Tensor norm2(const Tensor& x, const std::string& name) {

@@ -81,6 +81,9 @@ ir::ComputeDAG groupDag(const Program& p, const std::vector<int>& nodes, std::ve
 ir::ComputeDAG onnxTaskDag(const std::string& spec);
 /// "onnx:<path>#<key>".
 std::string onnxTaskSpec(const std::string& path, const std::string& key);
+/// Every ONNX op type the converters accept (the op table of convert.cpp, in its order).
+std::vector<std::string> supportedOnnxOps();
+
 /// The DAG of any workload spec: a built-in `op:key=value,...` or an `onnx:` model task
 /// (what measurement workers and log readers resolve specs with).
 ir::ComputeDAG workloadDag(const std::string& spec);

@@ -7,6 +7,7 @@
 
 #include <wm/ir/tensor.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,7 +33,19 @@ struct ConvParams {
   static ConvParams uniform(size_t dims, int64_t stride, int64_t pad, int64_t dilation,
                             int64_t groups = 1);
 };
-/// Pads the trailing dimensions (before/after give one value per dimension of x).
+enum class PadMode { Constant, Reflect, Edge };
+/// How pad fills: a constant (or a one-element tensor read at run time), the mirror image
+/// without the edge (reflect), or the edge value repeated (edge).
+struct PadOptions {
+  PadMode mode = PadMode::Constant;
+  double value = 0.0;
+  std::optional<Tensor> valueTensor;
+};
+/// Pads every dimension (before/after give one value per dimension of x; negative values crop,
+/// reflect pads must be smaller than the dimension).
+Tensor pad(const Tensor& x, const Shape& before, const Shape& after, const PadOptions& opts,
+           const std::string& name = "pad");
+/// Constant padding (non-negative).
 Tensor pad(const Tensor& x, const Shape& before, const Shape& after, double value = 0.0,
            const std::string& name = "pad");
 /// N-d convolution (1, 2 or 3 spatial dims): data [N, C, X...], weight [K, C/groups, R...].
@@ -45,17 +58,31 @@ Tensor convTranspose(const Tensor& data, const Tensor& weight, const ConvParams&
 
 // ---- pool.cpp ----
 enum class PoolKind { Max, Avg };
-/// 2-d pooling over NCHW. Avg divides by the window size when countIncludePad, else by the
-/// number of in-bounds elements.
-Tensor pool2d(const Tensor& x, PoolKind kind, const std::vector<int64_t>& kernel,
-              const std::vector<int64_t>& stride, const std::vector<int64_t>& padBefore,
-              const std::vector<int64_t>& padAfter, bool countIncludePad = true,
-              const std::string& name = "pool");
-/// Average over H and W of NCHW: output [N, C, 1, 1].
-Tensor globalAvgPool2d(const Tensor& x, const std::string& name = "global_avg_pool");
+/// Window, stride, dilation and padding per spatial dimension.
+struct PoolParams {
+  std::vector<int64_t> kernel, stride, dilation, padBefore, padAfter;
+  bool ceilMode = false;       ///< output sizes round up (a window never starts in the trailing pad)
+  bool countIncludePad = true; ///< Avg: divide by the window clipped to the padded input, else
+                               ///< by the number of in-bounds elements
+  /// Spatial output sizes when given (ONNX's SAME auto-padding); computed otherwise.
+  std::vector<int64_t> outSize;
+  /// Same window, stride and padding on every one of `dims` dimensions, no dilation.
+  static PoolParams uniform(size_t dims, int64_t kernel, int64_t stride, int64_t pad);
+};
+/// N-d pooling (1-3 spatial dims) over [N, C, X...]; padding reads -inf (max) or 0 (avg).
+Tensor pool(const Tensor& x, PoolKind kind, const PoolParams& p, const std::string& name = "pool");
+/// Max or average over every spatial dimension of [N, C, X...]: output [N, C, 1...].
+Tensor globalPool(const Tensor& x, PoolKind kind, const std::string& name = "global_pool");
 
 // ---- elementwise.cpp ----
 Tensor relu(const Tensor& x, const std::string& name = "relu");
+/// A bound of clip: none, a constant, or a one-element tensor read at run time.
+struct ClipBound {
+  std::optional<double> value;
+  std::optional<Tensor> tensor;
+  bool present() const { return value || tensor; }
+};
+Tensor clip(const Tensor& x, const ClipBound& lo, const ClipBound& hi, const std::string& name = "clip");
 Tensor clip(const Tensor& x, double lo, double hi, const std::string& name = "clip");
 Tensor sigmoid(const Tensor& x, const std::string& name = "sigmoid");
 Tensor tanh(const Tensor& x, const std::string& name = "tanh");
@@ -75,11 +102,20 @@ std::vector<ir::Expr> broadcastIndex(const Tensor& t, const Shape& out, const st
 Shape broadcastShape(const Shape& a, const Shape& b, const std::string& what);
 
 // ---- norm.cpp ----
-/// Inference batch norm over axis 1: (x - mean) / sqrt(var + eps) · gamma + beta.
+/// Inference batch norm over axis 1 of [N, C, ...]: (x - mean) · gamma / sqrt(var + eps) + beta.
 Tensor batchNorm(const Tensor& x, const Tensor& gamma, const Tensor& beta, const Tensor& mean,
                  const Tensor& var, double eps, const std::string& name = "batch_norm");
 /// Softmax along `axis` (max, exp, sum, normalize stages).
 Tensor softmax(const Tensor& x, int axis, const std::string& name = "softmax");
+/// Layer norm over the dimensions [axis, rank): y, and (when asked) the mean and 1/stddev with
+/// the normalized dimensions kept as 1 (ONNX's Mean and InvStdDev outputs).
+struct LayerNormResult {
+  Tensor y;
+  std::optional<Tensor> mean, invStdDev;
+};
+/// scale (and bias, when given) broadcast to the normalized dimensions.
+LayerNormResult layerNorm(const Tensor& x, int axis, const Tensor& scale, const std::optional<Tensor>& bias,
+                          double eps, bool stats, const std::string& name = "layer_norm");
 /// Layer norm over the last dimension with gamma/beta of that size.
 Tensor layerNorm(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps,
                  const std::string& name = "layer_norm");

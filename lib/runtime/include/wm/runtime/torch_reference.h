@@ -7,6 +7,7 @@
 #include <wm/frontend/graph.h>
 
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace wm::runtime {
@@ -20,6 +21,8 @@ public:
   std::vector<ir::NDArray> run(const std::vector<ir::NDArray>& inputs);
   /// Runs again on the inputs of the last run(), outputs discarded (for timing).
   void rerun();
+  /// Every ONNX op type the reference runs (its op table).
+  static std::vector<std::string> supportedOps();
 
 private:
   struct Impl;
