@@ -28,15 +28,20 @@ int main(int argc, char** argv) {
   int batch = 2048, repeat = 3, threads = 2;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
-    if (a == "--batch") batch = std::atoi(argv[i + 1]);
-    else if (a == "--repeat") repeat = std::atoi(argv[i + 1]);
-    else if (a == "--threads") threads = std::atoi(argv[i + 1]);
+    if (a == "--batch")
+      batch = std::atoi(argv[i + 1]);
+    else if (a == "--repeat")
+      repeat = std::atoi(argv[i + 1]);
+    else if (a == "--threads")
+      threads = std::atoi(argv[i + 1]);
   }
-  const char* specs[] = {"gemm:M=1024,N=1024,K=1024", "conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1",
+  const char* specs[] = {"gemm:M=1024,N=1024,K=1024",
+                         "conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1",
                          "batch_matmul:B=12,M=128,N=128,K=64", "softmax:M=1536,N=128"};
-  std::cout << std::left << std::setw(56) << "workload" << std::right << std::setw(8) << "batch" << std::setw(16)
-            << "wm cand/s" << std::setw(16) << "ansor cand/s" << std::setw(16) << "random cand/s" << std::setw(10)
-            << "wm/ansor" << "\n";
+  std::cout << std::left << std::setw(56) << "workload" << std::right << std::setw(8) << "batch"
+            << std::setw(16) << "wm cand/s" << std::setw(16) << "ansor cand/s" << std::setw(16)
+            << "random cand/s" << std::setw(10) << "wm/ansor"
+            << "\n";
   target::Target target = codegen::resolveTarget({"llvm", "", "", threads});
   double logSum = 0;
   int n = 0;
@@ -47,11 +52,13 @@ int main(int argc, char** argv) {
     Rng rng(1);
     std::vector<sched::State> states;
     for (int i = 0; static_cast<int>(states.size()) < batch && i < 50 * batch; ++i)
-      if (auto s = search::annotate(task, sketches[static_cast<size_t>(i) % sketches.size()], rng)) states.push_back(*s);
+      if (auto s = search::annotate(task, sketches[static_cast<size_t>(i) % sketches.size()], rng))
+        states.push_back(*s);
     // training data for ansor: the first 128 candidates with made-up costs
     std::vector<costmodel::MeasuredRecord> recs;
     for (size_t i = 0; i < 128 && i < states.size(); ++i)
-      recs.push_back({task.key, &w.dag, states[i].steps(), 1e-3 * (1.0 + static_cast<double>(rng.uniformInt(0, 100)))});
+      recs.push_back({task.key, &w.dag, states[i].steps(),
+                      1e-3 * (1.0 + static_cast<double>(rng.uniformInt(0, 100)))});
     costmodel::AnsorModelOptions ao;
     ao.minSamples = 64;
     auto ansor = costmodel::makeAnsorModel(ao);
@@ -74,11 +81,11 @@ int main(int argc, char** argv) {
     double a = rate(*ansor), b = rate(wm), c = rate(*rnd);
     logSum += std::log(b / a);
     ++n;
-    std::cout << std::left << std::setw(56) << spec << std::right << std::setw(8) << states.size() << std::fixed
-              << std::setprecision(0) << std::setw(16) << b << std::setw(16) << a << std::setw(16) << c
-              << std::setprecision(1) << std::setw(9) << b / a << "x\n";
+    std::cout << std::left << std::setw(56) << spec << std::right << std::setw(8) << states.size()
+              << std::fixed << std::setprecision(0) << std::setw(16) << b << std::setw(16) << a
+              << std::setw(16) << c << std::setprecision(1) << std::setw(9) << b / a << "x\n";
   }
-  std::cout << "geomean wm/ansor scoring throughput: " << std::fixed << std::setprecision(1) << std::exp(logSum / n)
-            << "x\n";
+  std::cout << "geomean wm/ansor scoring throughput: " << std::fixed << std::setprecision(1)
+            << std::exp(logSum / n) << "x\n";
   return 0;
 }

@@ -10,8 +10,8 @@
 #include <wm/frontend/workload.h>
 #include <wm/ir/interpreter.h>
 #include <wm/lower/lower.h>
-#include <wm/runtime/buffer.h>
 #include <wm/rt/parallel.h>
+#include <wm/runtime/buffer.h>
 #include <wm/schedule/steps.h>
 
 #include <torch/torch.h>
@@ -111,7 +111,8 @@ struct Row {
 
 // Times the schedule's kernel on the workload's random inputs; checks it against torch first.
 double timeSchedule(const Workload& w, const std::vector<sched::Step>& steps,
-                    const std::vector<ir::NDArray>& inputs, const torch::Tensor& expect, double minS) {
+                    const std::vector<ir::NDArray>& inputs, const torch::Tensor& expect,
+                    double minS) {
   auto r = sched::replay(w.dag, steps);
   if (!r.error.empty()) throw std::runtime_error("schedule: " + r.error);
   auto f = lower::lower(r.state);
@@ -124,13 +125,16 @@ double timeSchedule(const Workload& w, const std::vector<sched::Step>& steps,
   k->call(args.data());
   auto out = torch::from_blob(bufs.back().data(), expect.sizes(), torch::kFloat32);
   double err = ((out - expect).abs() / expect.abs().clamp_min(1.0)).max().item<double>();
-  if (err > 1e-3) throw std::runtime_error("wrong result, max relative error " + std::to_string(err));
+  if (err > 1e-3)
+    throw std::runtime_error("wrong result, max relative error " + std::to_string(err));
   return timeIt([&] { k->call(args.data()); }, minS);
 }
 
 torch::Tensor toTorch(const ir::NDArray& a) {
   std::vector<int64_t> shape(a.shape().begin(), a.shape().end());
-  return torch::from_blob(const_cast<double*>(a.data()), shape, torch::kFloat64).to(torch::kFloat32).contiguous();
+  return torch::from_blob(const_cast<double*>(a.data()), shape, torch::kFloat64)
+      .to(torch::kFloat32)
+      .contiguous();
 }
 
 } // namespace
@@ -139,8 +143,10 @@ int main(int argc, char** argv) {
   int threads = 2;
   std::string dir = WM_BENCH_DIR;
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) threads = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--schedules") && i + 1 < argc) dir = argv[++i];
+    if (!std::strcmp(argv[i], "--threads") && i + 1 < argc)
+      threads = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--schedules") && i + 1 < argc)
+      dir = argv[++i];
     else {
       std::cerr << "usage: wm_bench_cpu [--threads N] [--schedules DIR]\n";
       return 2;
@@ -149,10 +155,12 @@ int main(int argc, char** argv) {
   torch::set_num_threads(threads);
   rt::setNumThreads(threads);
   double peak = 0;
-  for (int i = 0; i < 3; ++i) peak = std::max(peak, peakGflops(threads)); // best of 3: the machine is shared
-  std::cout << "threads " << threads << ", measured FMA peak " << std::fixed << std::setprecision(1) << peak
-            << " GFLOP/s\n\n";
-  std::cout << "| workload | program | ms | GFLOP/s | % of peak | vs libtorch |\n|---|---|---:|---:|---:|---:|\n";
+  for (int i = 0; i < 3; ++i)
+    peak = std::max(peak, peakGflops(threads)); // best of 3: the machine is shared
+  std::cout << "threads " << threads << ", measured FMA peak " << std::fixed << std::setprecision(1)
+            << peak << " GFLOP/s\n\n";
+  std::cout << "| workload | program | ms | GFLOP/s | % of peak | vs libtorch "
+               "|\n|---|---|---:|---:|---:|---:|\n";
   struct Case {
     std::string spec, schedule;
     std::function<torch::Tensor(const std::vector<torch::Tensor>&)> torchOp;
@@ -173,12 +181,14 @@ int main(int argc, char** argv) {
     double tHand = timeSchedule(w, readSchedule(dir + "/" + c.schedule), inputs, expect, 0.5);
     double tNaive = timeSchedule(w, {}, inputs, expect, 0.0);
     double flops = static_cast<double>(w.dag.flops());
-    for (auto [what, t] : std::vector<std::pair<std::string, double>>{
-             {"naive (wmtune, no schedule)", tNaive}, {"hand schedule (wmtune)", tHand}, {"libtorch", tTorch}}) {
+    for (auto [what, t] :
+         std::vector<std::pair<std::string, double>>{{"naive (wmtune, no schedule)", tNaive},
+                                                     {"hand schedule (wmtune)", tHand},
+                                                     {"libtorch", tTorch}}) {
       double g = flops / t * 1e-9;
-      std::cout << "| " << w.def->name << " | " << what << " | " << std::setprecision(3) << t * 1e3 << " | "
-                << std::setprecision(1) << g << " | " << 100 * g / peak << "% | " << std::setprecision(2)
-                << tTorch / t << "× |\n";
+      std::cout << "| " << w.def->name << " | " << what << " | " << std::setprecision(3) << t * 1e3
+                << " | " << std::setprecision(1) << g << " | " << 100 * g / peak << "% | "
+                << std::setprecision(2) << tTorch / t << "× |\n";
     }
   }
   return 0;

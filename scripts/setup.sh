@@ -4,7 +4,7 @@
 set -euo pipefail
 
 PACKAGES=(
-  build-essential cmake ninja-build ccache
+  build-essential cmake ninja-build ccache clang-format
   llvm-19-dev libtorch-dev libonnx-dev libprotobuf-dev protobuf-compiler
   libcli11-dev nlohmann-json3-dev libspdlog-dev catch2 libyaml-cpp-dev
   libxgboost-dev libonnx-testdata libopenblas0-openmp

@@ -53,15 +53,18 @@ Command addCompileCommand(CLI::App& app) {
   auto* sub = app.add_subcommand("compile", "Apply a schedule to a workload and lower it");
   auto o = std::make_shared<CompileOptions>();
   sub->add_option("-w,--workload", o->spec, "Workload spec op:key=value,...")->required();
-  sub->add_option("--schedule", o->schedule, "JSON step list (default: no steps, the naive program)");
+  sub->add_option("--schedule", o->schedule,
+                  "JSON step list (default: no steps, the naive program)");
   sub->add_option("--emit", o->emit,
                   "What to produce: loops (lowered loop nest), state, steps, llvm (optimized LLVM "
                   "IR), llvm-raw (before optimization), asm, obj")
       ->check(CLI::IsMember({"loops", "state", "steps", "llvm", "llvm-raw", "asm", "obj"}))
       ->capture_default_str();
-  sub->add_option("-o,--output", o->output, "Write the emitted text or object here instead of stdout");
+  sub->add_option("-o,--output", o->output,
+                  "Write the emitted text or object here instead of stdout");
   addOptionFlags(*sub, o->target, target::targetOptionTable(), {"mcpu", "mattr"});
-  sub->add_flag("--check", o->check, "Run the loop nest and compare with the reference interpreter");
+  sub->add_flag("--check", o->check,
+                "Run the loop nest and compare with the reference interpreter");
   sub->add_flag("--print-after-all", o->printAfterAll, "Print the IR after every lowering pass");
   sub->add_flag("--time-passes", o->timePasses, "Print the time of every lowering pass");
   sub->add_option("--seed", o->seed, "Seed of the random inputs of --check")->capture_default_str();
@@ -75,7 +78,8 @@ Command addCompileCommand(CLI::App& app) {
                       << sched::toString(steps[r.failedStep]) << "): " << r.error;
     if (o->emit == "state") std::cout << r.state.toString();
     if (o->emit == "steps") {
-      for (size_t i = 0; i < steps.size(); ++i) std::cout << i << ": " << sched::toString(steps[i]) << "\n";
+      for (size_t i = 0; i < steps.size(); ++i)
+        std::cout << i << ": " << sched::toString(steps[i]) << "\n";
     }
     lower::LowerOptions lo;
     lo.printAfterAll = o->printAfterAll;
@@ -91,7 +95,7 @@ Command addCompileCommand(CLI::App& app) {
     if (o->emit == "loops") text = lower::toString(f);
     if (o->emit == "llvm" || o->emit == "llvm-raw" || o->emit == "asm" || o->emit == "obj") {
       auto target = codegen::resolveTarget(o->target);
-      auto kind = o->emit == "asm" ? codegen::EmitKind::Assembly
+      auto kind = o->emit == "asm"   ? codegen::EmitKind::Assembly
                   : o->emit == "obj" ? codegen::EmitKind::Object
                                      : codegen::EmitKind::LlvmIr;
       text = codegen::emit(f, target, kind, o->emit != "llvm-raw");
@@ -108,7 +112,8 @@ Command addCompileCommand(CLI::App& app) {
       auto expect = ir::evaluateOutputs(w.dag, inputs);
       auto got = lower::runLowered(f, inputs);
       double err = 0;
-      for (size_t i = 0; i < got.size(); ++i) err = std::max(err, ir::maxRelativeError(got[i], expect[i]));
+      for (size_t i = 0; i < got.size(); ++i)
+        err = std::max(err, ir::maxRelativeError(got[i], expect[i]));
       bool ok = err <= 1e-4;
       std::cout << "check: max relative error " << err << (ok ? " (ok)" : " (MISMATCH)") << "\n";
       return ok ? 0 : 1;

@@ -46,13 +46,15 @@ Command addMeasureCommand(CLI::App& app) {
     auto r = sched::replay(w.dag, in.steps);
     if (!r.error.empty())
       WM_USER_ERROR() << o->schedule << ": step " << r.failedStep << ": " << r.error;
-    auto m = runtime::makeWorkerMeasurer(o->opts, codegen::resolveTarget(o->target))->measure({in})[0];
+    auto m =
+        runtime::makeWorkerMeasurer(o->opts, codegen::resolveTarget(o->target))->measure({in})[0];
     double flops = static_cast<double>(w.dag.flops());
     double gflops = m.median > 0 ? flops / m.median * 1e-9 : 0;
     if (o->json) {
       nlohmann::json j = {{"workload", w.canonical}, {"error", runtime::measureErrorName(m.error)},
-                          {"message", m.message}, {"median_s", m.median}, {"costs", m.costs},
-                          {"gflops", gflops}, {"max_error", m.maxError}, {"build_s", m.buildSeconds},
+                          {"message", m.message},    {"median_s", m.median},
+                          {"costs", m.costs},        {"gflops", gflops},
+                          {"max_error", m.maxError}, {"build_s", m.buildSeconds},
                           {"flops", w.dag.flops()}};
       std::cout << j.dump(2) << "\n";
     } else if (m.error == runtime::MeasureError::None) {

@@ -44,13 +44,15 @@ struct RunCli {
 };
 
 /// The best record per task key of the log, for the target.
-std::map<std::string, std::vector<sched::Step>> bestSchedules(const std::string& path, const target::Target& t) {
+std::map<std::string, std::vector<sched::Step>> bestSchedules(const std::string& path,
+                                                              const target::Target& t) {
   search::TuningLog log(path, search::TuningLog::Mode::Read);
   int other = 0;
   std::map<std::string, std::vector<sched::Step>> out;
   for (auto& [key, rec] : search::bestRecords(log.records(), t, &other)) out[key] = rec->steps;
   if (other > 0)
-    spdlog::warn("{}: {} record(s) were measured on another target than '{}'; they are not used", path, other, t.key());
+    spdlog::warn("{}: {} record(s) were measured on another target than '{}'; they are not used",
+                 path, other, t.key());
   return out;
 }
 
@@ -72,7 +74,9 @@ std::vector<ir::NDArray> readInputs(const RunCli& o, const frontend::Program& p)
       i = indexOf(spec.substr(0, eq));
       file = spec.substr(eq + 1);
     } else {
-      if (positional >= p.inputs.size()) WM_USER_ERROR() << "--input " << spec << ": the model has only " << p.inputs.size() << " inputs";
+      if (positional >= p.inputs.size())
+        WM_USER_ERROR() << "--input " << spec << ": the model has only " << p.inputs.size()
+                        << " inputs";
       i = positional++;
     }
     if (file == "random") continue;
@@ -81,19 +85,23 @@ std::vector<ir::NDArray> readInputs(const RunCli& o, const frontend::Program& p)
     if (a.shape() != v.shape)
       WM_USER_ERROR() << "--input " << file << ": shape does not match input '" << v.name << "'";
     if (a.dtype() != v.dtype)
-      WM_USER_ERROR() << "--input " << file << ": element type " << ir::dtypeName(a.dtype()) << ", input '" << v.name
-                      << "' is " << ir::dtypeName(v.dtype);
+      WM_USER_ERROR() << "--input " << file << ": element type " << ir::dtypeName(a.dtype())
+                      << ", input '" << v.name << "' is " << ir::dtypeName(v.dtype);
     in[i] = std::move(a);
   }
   std::vector<ir::NDArray> out;
   for (size_t i = 0; i < in.size(); ++i) {
     const auto& v = p.values[p.inputs[i]];
-    out.push_back(in[i] ? *in[i] : ir::NDArray::random(v.dtype, v.shape, rng, ir::isFloat(v.dtype) ? -1.0 : 0.0, ir::isFloat(v.dtype) ? 1.0 : 2.0));
+    out.push_back(in[i] ? *in[i]
+                        : ir::NDArray::random(v.dtype, v.shape, rng,
+                                              ir::isFloat(v.dtype) ? -1.0 : 0.0,
+                                              ir::isFloat(v.dtype) ? 1.0 : 2.0));
   }
   return out;
 }
 
-void writeOutputs(const RunCli& o, const frontend::Program& p, const std::vector<ir::NDArray>& outs) {
+void writeOutputs(const RunCli& o, const frontend::Program& p,
+                  const std::vector<ir::NDArray>& outs) {
   size_t positional = 0;
   for (auto& spec : o.outputs) {
     size_t eq = spec.find('=');
@@ -103,11 +111,16 @@ void writeOutputs(const RunCli& o, const frontend::Program& p, const std::vector
     if (eq != std::string::npos) {
       std::string name = spec.substr(0, eq);
       for (size_t k = 0; k < p.outputs.size(); ++k)
-        if (p.values[p.outputs[k]].name == name) { i = k; named = true; }
+        if (p.values[p.outputs[k]].name == name) {
+          i = k;
+          named = true;
+        }
       if (named) file = spec.substr(eq + 1);
     }
     if (!named) {
-      if (positional >= p.outputs.size()) WM_USER_ERROR() << "--output " << spec << ": the model has only " << p.outputs.size() << " outputs";
+      if (positional >= p.outputs.size())
+        WM_USER_ERROR() << "--output " << spec << ": the model has only " << p.outputs.size()
+                        << " outputs";
       i = positional++;
     }
     runtime::writeNpy(file, outs[i]);
@@ -138,18 +151,29 @@ std::string ms(double s) {
 } // namespace
 
 Command addRunCommand(CLI::App& app) {
-  auto* sub = app.add_subcommand("run", "Run an ONNX model with wmtune's kernels; check or time it against libtorch");
+  auto* sub = app.add_subcommand(
+      "run", "Run an ONNX model with wmtune's kernels; check or time it against libtorch");
   auto o = std::make_shared<RunCli>();
   sub->add_option("model", o->model, "ONNX model")->required();
-  sub->add_option("--log", o->log, "Tuning log: each task runs its best record (default schedules otherwise)");
-  sub->add_option("--input", o->inputs, "Per graph input, in order: FILE.npy or 'random'; or NAME=FILE.npy (repeatable)");
-  sub->add_option("--output", o->outputs, "Per graph output, in order: FILE.npy; or NAME=FILE.npy (repeatable)");
-  sub->add_flag("--check", o->check, "Compare the outputs with the libtorch reference executor (float64)");
-  sub->add_flag("--bench", o->bench, "Time the model and the libtorch reference executor (float32), same threads");
+  sub->add_option("--log", o->log,
+                  "Tuning log: each task runs its best record (default schedules otherwise)");
+  sub->add_option("--input", o->inputs,
+                  "Per graph input, in order: FILE.npy or 'random'; or NAME=FILE.npy (repeatable)");
+  sub->add_option("--output", o->outputs,
+                  "Per graph output, in order: FILE.npy; or NAME=FILE.npy (repeatable)");
+  sub->add_flag("--check", o->check,
+                "Compare the outputs with the libtorch reference executor (float64)");
+  sub->add_flag("--bench", o->bench,
+                "Time the model and the libtorch reference executor (float32), same threads");
   addOptionFlags(*sub, o->target, target::targetOptionTable());
-  sub->add_option("--repeat", o->repeat, "Timed runs at least (--bench)")->check(CLI::PositiveNumber)->capture_default_str();
-  sub->add_option("--min-seconds", o->minSeconds, "Timed seconds at least (--bench)")->capture_default_str();
-  sub->add_option("--tolerance", o->tolerance, "Largest relative error --check accepts: |a-b| / max(1, |b|)")->capture_default_str();
+  sub->add_option("--repeat", o->repeat, "Timed runs at least (--bench)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  sub->add_option("--min-seconds", o->minSeconds, "Timed seconds at least (--bench)")
+      ->capture_default_str();
+  sub->add_option("--tolerance", o->tolerance,
+                  "Largest relative error --check accepts: |a-b| / max(1, |b|)")
+      ->capture_default_str();
   sub->add_option("--seed", o->seed, "Seed of random inputs")->capture_default_str();
   return [o]() {
     auto graph = frontend::loadOnnx(o->model);
@@ -162,10 +186,11 @@ Command addRunCommand(CLI::App& app) {
     auto inputs = readInputs(*o, prog);
     runtime::GraphExecutor exec(prog, plan, schedules, target);
     const auto& st = exec.stats();
-    std::cout << "model " << o->model << ": " << plan.groups.size() << " fused subgraphs, " << plan.tasks.size()
-              << " tasks (" << st.tunedKernels << " tuned from the log, " << st.kernels - st.tunedKernels
-              << " default schedules), compiled in " << std::fixed << std::setprecision(2) << st.compileSeconds
-              << " s; intermediate buffers " << st.bufferBytes / 1024 << " KiB planned (" << st.unplannedBytes / 1024
+    std::cout << "model " << o->model << ": " << plan.groups.size() << " fused subgraphs, "
+              << plan.tasks.size() << " tasks (" << st.tunedKernels << " tuned from the log, "
+              << st.kernels - st.tunedKernels << " default schedules), compiled in " << std::fixed
+              << std::setprecision(2) << st.compileSeconds << " s; intermediate buffers "
+              << st.bufferBytes / 1024 << " KiB planned (" << st.unplannedBytes / 1024
               << " KiB unplanned)\n";
     auto outs = exec.run(inputs);
     for (size_t i = 0; i < outs.size(); ++i) {
@@ -186,7 +211,8 @@ Command addRunCommand(CLI::App& app) {
         for (size_t i = 0; i < outs.size(); ++i) {
           double maxAbs = 0, maxRel = 0;
           const auto &a = outs[i].values(), &b = want[i].values();
-          if (a.size() != b.size()) WM_CHECK(false) << "output " << i << ": reference has another size";
+          if (a.size() != b.size())
+            WM_CHECK(false) << "output " << i << ": reference has another size";
           for (size_t k = 0; k < a.size(); ++k) {
             double d = std::abs(a[k] - b[k]);
             if (std::isnan(a[k]) != std::isnan(b[k])) d = INFINITY;
@@ -195,9 +221,10 @@ Command addRunCommand(CLI::App& app) {
             maxRel = std::max(maxRel, d / std::max(1.0, std::abs(b[k])));
           }
           bool ok = maxRel <= o->tolerance;
-          std::cout << "check " << prog.values[prog.outputs[i]].name << ": max abs error " << std::scientific
-                    << std::setprecision(3) << maxAbs << ", max relative error " << maxRel << " -> "
-                    << (ok ? "ok" : "FAILED") << " (tolerance " << o->tolerance << ")" << std::fixed << "\n";
+          std::cout << "check " << prog.values[prog.outputs[i]].name << ": max abs error "
+                    << std::scientific << std::setprecision(3) << maxAbs << ", max relative error "
+                    << maxRel << " -> " << (ok ? "ok" : "FAILED") << " (tolerance " << o->tolerance
+                    << ")" << std::fixed << "\n";
           if (!ok) rc = 1;
         }
       }
@@ -206,11 +233,13 @@ Command addRunCommand(CLI::App& app) {
         runtime::TorchReference ref(graph, /*useDouble=*/false, threads);
         ref.run(inputs);
         double theirs = medianSeconds([&] { ref.rerun(); }, o->repeat, o->minSeconds);
-        std::cout << "bench (" << threads << " threads, median): wmtune " << ms(ours) << " ms, libtorch reference "
-                  << ms(theirs) << " ms, ratio " << std::setprecision(2) << theirs / ours << "x\n";
+        std::cout << "bench (" << threads << " threads, median): wmtune " << ms(ours)
+                  << " ms, libtorch reference " << ms(theirs) << " ms, ratio "
+                  << std::setprecision(2) << theirs / ours << "x\n";
       }
 #else
-      WM_USER_ERROR() << "--check/--bench need the libtorch reference executor (build with WM_WITH_TORCH=ON)";
+      WM_USER_ERROR()
+          << "--check/--bench need the libtorch reference executor (build with WM_WITH_TORCH=ON)";
 #endif
     }
     return rc;

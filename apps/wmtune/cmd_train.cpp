@@ -55,8 +55,11 @@ Command addTrainCommand(CLI::App& app) {
   auto o = std::make_shared<TrainCli>();
   sub->add_option("logs", o->logs, "Tuning logs")->required();
   sub->add_option("-o,--output", o->out, "Checkpoint to write")->required();
-  sub->add_option("--steps", o->steps, "Adam steps")->check(CLI::PositiveNumber)->capture_default_str();
-  sub->add_option("--init", o->init, "Checkpoint to continue from ('none': fresh weights)")->capture_default_str();
+  sub->add_option("--steps", o->steps, "Adam steps")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  sub->add_option("--init", o->init, "Checkpoint to continue from ('none': fresh weights)")
+      ->capture_default_str();
   sub->add_option("--seed", o->seed, "Seed")->capture_default_str();
   addOptionFlags(*sub, o->wm, costmodel::worldModelOptionTable());
   return [o]() {
@@ -70,15 +73,16 @@ Command addTrainCommand(CLI::App& app) {
     costmodel::WorldModel model(o->wm, costmodel::HardwareFeatures::of(codegen::resolveTarget({})));
     auto recs = search::measuredRecords(tasks);
     model.addSamples(recs);
-    std::cout << "train: " << model.numSamples() << " samples of " << model.numTasks() << " tasks from "
-              << o->logs.size() << " log(s)\n";
+    std::cout << "train: " << model.numSamples() << " samples of " << model.numTasks()
+              << " tasks from " << o->logs.size() << " log(s)\n";
     auto t0 = std::chrono::steady_clock::now();
     int chunk = std::max(1, o->steps / 10);
     for (int done = 0; done < o->steps;) {
       int n = std::min(chunk, o->steps - done);
       double loss = model.train(n);
       done += n;
-      std::cout << "  step " << std::setw(6) << done << "  loss " << std::fixed << std::setprecision(4) << loss << std::endl;
+      std::cout << "  step " << std::setw(6) << done << "  loss " << std::fixed
+                << std::setprecision(4) << loss << std::endl;
     }
     // training-set ranking quality (held-out quality: eval-model)
     std::vector<costmodel::TaskEval> evals;
@@ -97,8 +101,8 @@ Command addTrainCommand(CLI::App& app) {
     model.save(o->out);
     std::cout << "train: " << std::setprecision(1)
               << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()
-              << " s; on the training data pairwise accuracy " << std::setprecision(3) << m.pairwise << ", top-1 "
-              << m.top1 << ", top-5 " << m.top5 << "; wrote " << o->out << " ("
+              << " s; on the training data pairwise accuracy " << std::setprecision(3) << m.pairwise
+              << ", top-1 " << m.top1 << ", top-5 " << m.top5 << "; wrote " << o->out << " ("
               << std::filesystem::file_size(o->out) / 1024 << " KiB)\n";
     return 0;
 #endif
@@ -106,12 +110,15 @@ Command addTrainCommand(CLI::App& app) {
 }
 
 Command addEvalModelCommand(CLI::App& app) {
-  auto* sub = app.add_subcommand("eval-model", "Ranking metrics of a cost model on the records of held-out tasks");
+  auto* sub = app.add_subcommand(
+      "eval-model", "Ranking metrics of a cost model on the records of held-out tasks");
   auto o = std::make_shared<EvalCli>();
   sub->add_option("logs", o->logs, "Tuning logs of the held-out tasks")->required();
   sub->add_option("--model", o->model, "A world-model checkpoint, 'ansor' or 'random'")->required();
-  sub->add_option("--train", o->train, "Logs the model learns from first (ansor: its training data; wm: fine-tuning)");
-  sub->add_option("--train-steps", o->trainSteps, "wm: fine-tuning steps on --train")->capture_default_str();
+  sub->add_option("--train", o->train,
+                  "Logs the model learns from first (ansor: its training data; wm: fine-tuning)");
+  sub->add_option("--train-steps", o->trainSteps, "wm: fine-tuning steps on --train")
+      ->capture_default_str();
   sub->add_option("--seed", o->seed, "Seed")->capture_default_str();
   sub->add_option("--json", o->json, "Also write the metrics as JSON to this file");
   addOptionFlags(*sub, o->wm, costmodel::worldModelOptionTable());
@@ -122,7 +129,8 @@ Command addEvalModelCommand(CLI::App& app) {
     for (auto& t : trainTasks) trainKeys.insert(t.key);
     int overlap = 0;
     for (auto& t : evalTasks) overlap += trainKeys.count(t.key) > 0;
-    if (overlap) spdlog::warn("{} evaluated task(s) are also in the training logs (not held out)", overlap);
+    if (overlap)
+      spdlog::warn("{} evaluated task(s) are also in the training logs (not held out)", overlap);
     target::Target target = codegen::resolveTarget({});
     costmodel::CostModelOptions co;
     co.seed = o->seed;
@@ -130,14 +138,17 @@ Command addEvalModelCommand(CLI::App& app) {
     if (o->model == "ansor" || o->model == "random") {
       co.name = o->model;
     } else {
-      if (!std::filesystem::exists(o->model)) WM_USER_ERROR() << "--model " << o->model << ": no such file";
+      if (!std::filesystem::exists(o->model))
+        WM_USER_ERROR() << "--model " << o->model << ": no such file";
       co.name = "wm";
       co.init = o->model;
     }
     auto model = costmodel::makeCostModel(co, target);
     if (o->model == "ansor") {
-      if (!trainTasks.empty()) model->update(search::measuredRecords(trainTasks));
-      else spdlog::warn("ansor without --train has no data: its scores are random");
+      if (!trainTasks.empty())
+        model->update(search::measuredRecords(trainTasks));
+      else
+        spdlog::warn("ansor without --train has no data: its scores are random");
     }
 #ifdef WM_HAVE_TORCH
     if (co.name == "wm" && !trainTasks.empty() && o->trainSteps > 0) {
@@ -162,22 +173,29 @@ Command addEvalModelCommand(CLI::App& app) {
       }
       auto t0 = std::chrono::steady_clock::now();
       e.scores = model->predict(t.key, states);
-      predictSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      predictSeconds +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       predicted += static_cast<int>(states.size());
       evals.push_back(std::move(e));
     }
     auto m = costmodel::rankingMetrics(evals);
-    std::cout << "eval-model " << o->model << ": " << m.tasks << " tasks, " << m.samples << " valid records, "
-              << m.pairs << " pairs\n"
+    std::cout << "eval-model " << o->model << ": " << m.tasks << " tasks, " << m.samples
+              << " valid records, " << m.pairs << " pairs\n"
               << "  pairwise accuracy " << std::fixed << std::setprecision(4) << m.pairwise << "\n"
               << "  top-1 score       " << m.top1 << "\n"
               << "  top-5 score       " << m.top5 << "\n"
-              << "  scoring           " << std::setprecision(0) << (predictSeconds > 0 ? predicted / predictSeconds : 0)
-              << " candidates/s\n";
+              << "  scoring           " << std::setprecision(0)
+              << (predictSeconds > 0 ? predicted / predictSeconds : 0) << " candidates/s\n";
     if (!o->json.empty())
-      writeFileAtomically(o->json, nlohmann::json{{"model", o->model}, {"tasks", m.tasks}, {"samples", m.samples},
-                                                  {"pairs", m.pairs}, {"pairwise", m.pairwise}, {"top1", m.top1},
-                                                  {"top5", m.top5}}.dump(2) + "\n");
+      writeFileAtomically(o->json, nlohmann::json{{"model", o->model},
+                                                  {"tasks", m.tasks},
+                                                  {"samples", m.samples},
+                                                  {"pairs", m.pairs},
+                                                  {"pairwise", m.pairwise},
+                                                  {"top1", m.top1},
+                                                  {"top5", m.top5}}
+                                           .dump(2) +
+                                       "\n");
     return 0;
   };
 }

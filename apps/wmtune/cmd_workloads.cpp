@@ -16,8 +16,10 @@ void printDef(const WorkloadDef& d, bool detailed) {
   std::cout << d.name << " — " << d.summary << "\n";
   for (auto& p : d.params) {
     std::cout << "    " << p.name;
-    if (p.defaultValue.empty()) std::cout << " (required";
-    else std::cout << " (default " << p.defaultValue;
+    if (p.defaultValue.empty())
+      std::cout << " (required";
+    else
+      std::cout << " (default " << p.defaultValue;
     std::cout << ", " << paramKindName(p.kind) << ")  " << p.help << "\n";
   }
   std::cout << "    e.g. " << d.example << "\n";

@@ -17,7 +17,8 @@ namespace wm::cli {
 
 /// Adds the table's flags to the subcommand (all of them, or those whose keys are in `only`).
 template <typename S>
-void addOptionFlags(CLI::App& app, S& s, const OptionTable<S>& table, const std::vector<std::string>& only = {}) {
+void addOptionFlags(CLI::App& app, S& s, const OptionTable<S>& table,
+                    const std::vector<std::string>& only = {}) {
   for (const auto& o : table) {
     if (o.flag.empty()) continue;
     if (!only.empty() && std::find(only.begin(), only.end(), o.key) == only.end()) continue;
@@ -32,7 +33,8 @@ void addOptionFlags(CLI::App& app, S& s, const OptionTable<S>& table, const std:
               if (!o.choices.empty()) opt->check(CLI::IsMember(o.choices));
             } else {
               if (std::isfinite(o.lo) || std::isfinite(o.hi)) {
-                double lo = std::isfinite(o.lo) ? o.lo : -1e300, hi = std::isfinite(o.hi) ? o.hi : 1e300;
+                double lo = std::isfinite(o.lo) ? o.lo : -1e300,
+                       hi = std::isfinite(o.hi) ? o.hi : 1e300;
                 opt->check(CLI::Range(lo, hi));
               }
             }

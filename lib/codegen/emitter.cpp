@@ -24,11 +24,13 @@ using namespace wm::lower;
 int64_t nestSteps(const Stmt& s) {
   if (!s.defined()) return 0;
   switch (s.kind()) {
-  case StmtKind::For: return s.as<ForNode>()->extent * std::max<int64_t>(1, nestSteps(s.as<ForNode>()->body));
+  case StmtKind::For:
+    return s.as<ForNode>()->extent * std::max<int64_t>(1, nestSteps(s.as<ForNode>()->body));
   case StmtKind::Store: return 1;
   case StmtKind::Allocate: return nestSteps(s.as<AllocateNode>()->body);
   case StmtKind::IfThenElse:
-    return std::max(nestSteps(s.as<IfThenElseNode>()->then), nestSteps(s.as<IfThenElseNode>()->otherwise));
+    return std::max(nestSteps(s.as<IfThenElseNode>()->then),
+                    nestSteps(s.as<IfThenElseNode>()->otherwise));
   case StmtKind::Seq: {
     int64_t n = 0;
     for (auto& x : s.as<SeqNode>()->stmts) n += nestSteps(x);
@@ -87,7 +89,8 @@ void LoopEmitter::stmt(const Stmt& s) {
     auto* n = s.as<StoreNode>();
     llvm::Value* v = expr(n->value);
     if (n->buffer->dtype == DType::Bool) v = b_.CreateZExt(v, b_.getInt8Ty());
-    b_.CreateAlignedStore(v, address(n->buffer, n->indices, false), llvm::Align(storageBytes(n->buffer->dtype)));
+    b_.CreateAlignedStore(v, address(n->buffer, n->indices, false),
+                          llvm::Align(storageBytes(n->buffer->dtype)));
     return;
   }
   case StmtKind::Allocate: return allocate(s.as<AllocateNode>());
@@ -135,7 +138,9 @@ void LoopEmitter::allocate(const AllocateNode* n) {
 
 llvm::MDNode* LoopEmitter::loopMetadata(const ForNode* n) {
   std::vector<llvm::Metadata*> ops{nullptr};
-  auto flag = [&](const char* name) { ops.push_back(llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, name)})); };
+  auto flag = [&](const char* name) {
+    ops.push_back(llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, name)}));
+  };
   // auto_unroll_max_step: a serial loop whose whole nest takes at most that many steps.
   bool unroll = n->forKind == ForKind::Unrolled ||
                 (n->forKind == ForKind::Serial && unrollBudget_ > 0 &&
@@ -190,7 +195,8 @@ llvm::Value* LoopEmitter::address(const Buffer& buf, const std::vector<Expr>& in
     llvm::Value* i = toI64(expr(indices[d]), indices[d].dtype());
     if (clamp) {
       i = b_.CreateSelect(b_.CreateICmpSLT(i, b_.getInt64(0)), b_.getInt64(0), i);
-      i = b_.CreateSelect(b_.CreateICmpSGT(i, b_.getInt64(buf->shape[d] - 1)), b_.getInt64(buf->shape[d] - 1), i);
+      i = b_.CreateSelect(b_.CreateICmpSGT(i, b_.getInt64(buf->shape[d] - 1)),
+                          b_.getInt64(buf->shape[d] - 1), i);
     }
     flat = b_.CreateAdd(flat, b_.CreateMul(i, b_.getInt64(buf->strides[d])));
   }
@@ -199,7 +205,9 @@ llvm::Value* LoopEmitter::address(const Buffer& buf, const std::vector<Expr>& in
   return b_.CreateInBoundsGEP(typeOf(buf->dtype, true), base, flat);
 }
 
-llvm::Value* LoopEmitter::toI64(llvm::Value* v, DType t) { return t == DType::I64 ? v : b_.CreateSExt(v, b_.getInt64Ty()); }
+llvm::Value* LoopEmitter::toI64(llvm::Value* v, DType t) {
+  return t == DType::I64 ? v : b_.CreateSExt(v, b_.getInt64Ty());
+}
 
 // ---- expressions ----
 // value(e, vec): the scalar value of e, or (vec) the vector of its values over the lanes of
@@ -234,12 +242,12 @@ llvm::Value* LoopEmitter::value(const Expr& e, bool vec) {
     auto* n = e.as<CompareNode>();
     llvm::Value *a = value(n->a, vec), *c = value(n->b, vec);
     if (isFloat(n->a.dtype())) {
-      static const llvm::CmpInst::Predicate p[] = {llvm::CmpInst::FCMP_OEQ, llvm::CmpInst::FCMP_UNE,
-                                                   llvm::CmpInst::FCMP_OLT, llvm::CmpInst::FCMP_OLE,
-                                                   llvm::CmpInst::FCMP_OGT, llvm::CmpInst::FCMP_OGE};
+      static const llvm::CmpInst::Predicate p[] = {
+          llvm::CmpInst::FCMP_OEQ, llvm::CmpInst::FCMP_UNE, llvm::CmpInst::FCMP_OLT,
+          llvm::CmpInst::FCMP_OLE, llvm::CmpInst::FCMP_OGT, llvm::CmpInst::FCMP_OGE};
       return b_.CreateFCmp(p[static_cast<int>(n->op)], a, c);
     }
-    static const llvm::CmpInst::Predicate p[] = {llvm::CmpInst::ICMP_EQ, llvm::CmpInst::ICMP_NE,
+    static const llvm::CmpInst::Predicate p[] = {llvm::CmpInst::ICMP_EQ,  llvm::CmpInst::ICMP_NE,
                                                  llvm::CmpInst::ICMP_SLT, llvm::CmpInst::ICMP_SLE,
                                                  llvm::CmpInst::ICMP_SGT, llvm::CmpInst::ICMP_SGE};
     return b_.CreateICmp(p[static_cast<int>(n->op)], a, c);
@@ -263,14 +271,18 @@ llvm::Value* LoopEmitter::value(const Expr& e, bool vec) {
     return castOp(n->value.dtype(), n->dtype, value(n->value, vec), vec);
   }
   case ExprKind::Call: return callOp(e.as<CallNode>(), vec);
-  case ExprKind::BufferLoad: return vec ? vectorLoad(e.as<BufferLoadNode>()) : scalarLoad(e.as<BufferLoadNode>());
-  case ExprKind::TensorRead: WM_CHECK(false) << "codegen: tensor read in lowered IR"; return nullptr;
+  case ExprKind::BufferLoad:
+    return vec ? vectorLoad(e.as<BufferLoadNode>()) : scalarLoad(e.as<BufferLoadNode>());
+  case ExprKind::TensorRead:
+    WM_CHECK(false) << "codegen: tensor read in lowered IR";
+    return nullptr;
   }
   return nullptr;
 }
 
 llvm::Value* LoopEmitter::scalarLoad(const BufferLoadNode* n) {
-  llvm::Value* v = b_.CreateAlignedLoad(typeOf(n->buffer->dtype, true), address(n->buffer, n->indices, speculative_ > 0),
+  llvm::Value* v = b_.CreateAlignedLoad(typeOf(n->buffer->dtype, true),
+                                        address(n->buffer, n->indices, speculative_ > 0),
                                         llvm::Align(storageBytes(n->buffer->dtype)));
   if (n->buffer->dtype == DType::Bool) v = b_.CreateICmpNE(v, b_.getInt8(0));
   return v;
@@ -321,8 +333,10 @@ template <typename F> void LoopEmitter::perLane(F f) {
     env_.vars.bind(v, b_.getInt64(l));
     f(l);
   }
-  if (saved) env_.vars.bind(v, saved);
-  else env_.vars.erase(v);
+  if (saved)
+    env_.vars.bind(v, saved);
+  else
+    env_.vars.erase(v);
 }
 
 llvm::Value* LoopEmitter::vectorLoad(const BufferLoadNode* n) {
@@ -335,7 +349,8 @@ llvm::Value* LoopEmitter::vectorLoad(const BufferLoadNode* n) {
     auto* vt = llvm::FixedVectorType::get(et, static_cast<unsigned>(lane_.width));
     return b_.CreateAlignedLoad(vt, base, llvm::Align(storageBytes(n->buffer->dtype)));
   }
-  llvm::Value* out = llvm::PoisonValue::get(llvm::FixedVectorType::get(typeOf(n->buffer->dtype), static_cast<unsigned>(lane_.width)));
+  llvm::Value* out = llvm::PoisonValue::get(
+      llvm::FixedVectorType::get(typeOf(n->buffer->dtype), static_cast<unsigned>(lane_.width)));
   perLane([&](int64_t l) { out = b_.CreateInsertElement(out, scalarLoad(n), b_.getInt64(l)); });
   return out;
 }
@@ -346,8 +361,10 @@ template <typename F> void LoopEmitter::perLaneFirst(F f) {
   llvm::Value* saved = env_.vars.find(v);
   env_.vars.bind(v, b_.getInt64(0));
   f();
-  if (saved) env_.vars.bind(v, saved);
-  else env_.vars.erase(v);
+  if (saved)
+    env_.vars.bind(v, saved);
+  else
+    env_.vars.erase(v);
 }
 
 llvm::Value* LoopEmitter::binaryOp(BinaryOp op, bool fp, llvm::Value* a, llvm::Value* c) {
@@ -410,7 +427,8 @@ llvm::Value* LoopEmitter::callOp(const CallNode* n, bool vec) {
     if (!vec) return scalar(a);
     llvm::Value* out = llvm::PoisonValue::get(t);
     for (int64_t l = 0; l < lane_.width; ++l)
-      out = b_.CreateInsertElement(out, scalar(b_.CreateExtractElement(a, b_.getInt64(l))), b_.getInt64(l));
+      out = b_.CreateInsertElement(out, scalar(b_.CreateExtractElement(a, b_.getInt64(l))),
+                                   b_.getInt64(l));
     return out;
   };
   llvm::IRBuilder<>::FastMathFlagGuard guard(b_);
@@ -444,20 +462,25 @@ llvm::Value* LoopEmitter::floorDivMod(llvm::Value* a, llvm::Value* c, bool mod) 
   llvm::Value* r = b_.CreateSRem(a, c);
   auto* zero = llvm::Constant::getNullValue(a->getType());
   llvm::Value* adjust =
-      b_.CreateAnd(b_.CreateICmpNE(r, zero), b_.CreateICmpNE(b_.CreateICmpSLT(r, zero), b_.CreateICmpSLT(c, zero)));
+      b_.CreateAnd(b_.CreateICmpNE(r, zero),
+                   b_.CreateICmpNE(b_.CreateICmpSLT(r, zero), b_.CreateICmpSLT(c, zero)));
   if (mod) return b_.CreateSelect(adjust, b_.CreateAdd(r, c), r);
   return b_.CreateSub(b_.CreateSDiv(a, c), b_.CreateZExt(adjust, a->getType()));
 }
 
 // ---- explicit vectorization ----
 bool LoopEmitter::tryVectorLoop(const ForNode* n) {
-  if (n->forKind != ForKind::Vectorized || n->extent < 2 || n->extent > kMaxVectorLanes || lane_.var) return false;
+  if (n->forKind != ForKind::Vectorized || n->extent < 2 || n->extent > kMaxVectorLanes ||
+      lane_.var)
+    return false;
   if (!storesOnly(n->body)) return false;
   lane_ = {n->var.node(), n->extent};
   std::vector<const StoreNode*> stores;
   std::function<void(const Stmt&)> collect = [&](const Stmt& s) {
-    if (auto* q = s.as<SeqNode>()) for (auto& x : q->stmts) collect(x);
-    else stores.push_back(s.as<StoreNode>());
+    if (auto* q = s.as<SeqNode>())
+      for (auto& x : q->stmts) collect(x);
+    else
+      stores.push_back(s.as<StoreNode>());
   };
   collect(n->body);
   for (auto* st : stores) {
@@ -470,7 +493,8 @@ bool LoopEmitter::tryVectorLoop(const ForNode* n) {
       b_.CreateAlignedStore(v, base, align);
     } else {
       perLane([&](int64_t l) {
-        b_.CreateAlignedStore(b_.CreateExtractElement(v, b_.getInt64(l)), address(st->buffer, st->indices, false), align);
+        b_.CreateAlignedStore(b_.CreateExtractElement(v, b_.getInt64(l)),
+                              address(st->buffer, st->indices, false), align);
       });
     }
   }

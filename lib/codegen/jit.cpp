@@ -16,7 +16,8 @@ namespace {
 
 class LlJitKernel : public JitKernel {
 public:
-  LlJitKernel(std::unique_ptr<llvm::orc::LLJIT> jit, void (*fn)(void**)) : jit_(std::move(jit)), fn_(fn) {}
+  LlJitKernel(std::unique_ptr<llvm::orc::LLJIT> jit, void (*fn)(void**))
+      : jit_(std::move(jit)), fn_(fn) {}
   void call(void** args) const override { fn_(args); }
 
 private:
@@ -26,7 +27,8 @@ private:
 
 } // namespace
 
-std::unique_ptr<JitKernel> JitKernel::compile(const lower::LoweredFunc& f, const target::Target& target) {
+std::unique_ptr<JitKernel> JitKernel::compile(const lower::LoweredFunc& f,
+                                              const target::Target& target) {
   BuiltModule m = buildModule(f, target, true);
   auto jtmb = llvm::orc::JITTargetMachineBuilder(llvm::Triple(target.triple));
   jtmb.setCPU(target.cpu);
@@ -39,23 +41,27 @@ std::unique_ptr<JitKernel> JitKernel::compile(const lower::LoweredFunc& f, const
   auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(jtmb)).create();
   if (!jit) throw InternalError("LLJIT: " + llvm::toString(jit.takeError()));
   auto& dylib = (*jit)->getMainJITDylib();
-  auto gen = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess((*jit)->getDataLayout().getGlobalPrefix());
+  auto gen = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+      (*jit)->getDataLayout().getGlobalPrefix());
   if (!gen) throw InternalError("LLJIT: " + llvm::toString(gen.takeError()));
   dylib.addGenerator(std::move(*gen));
   auto& es = (*jit)->getExecutionSession();
   llvm::orc::SymbolMap rtSymbols;
   auto def = [&](const char* name, void* addr) {
-    rtSymbols[es.intern(name)] = {llvm::orc::ExecutorAddr::fromPtr(addr), llvm::JITSymbolFlags::Exported};
+    rtSymbols[es.intern(name)] = {llvm::orc::ExecutorAddr::fromPtr(addr),
+                                  llvm::JITSymbolFlags::Exported};
   };
   def(rt::kParallelForSymbol, reinterpret_cast<void*>(&wm_parallel_for));
   def(rt::kAllocSymbol, reinterpret_cast<void*>(&wm_alloc));
   def(rt::kFreeSymbol, reinterpret_cast<void*>(&wm_free));
   if (auto err = dylib.define(llvm::orc::absoluteSymbols(std::move(rtSymbols))))
     throw InternalError("LLJIT: " + llvm::toString(std::move(err)));
-  if (auto err = (*jit)->addIRModule(llvm::orc::ThreadSafeModule(std::move(m.module), std::move(m.ctx))))
+  if (auto err =
+          (*jit)->addIRModule(llvm::orc::ThreadSafeModule(std::move(m.module), std::move(m.ctx))))
     throw InternalError("LLJIT: " + llvm::toString(std::move(err)));
   auto sym = (*jit)->lookup(f.name);
-  if (!sym) throw InternalError("LLJIT lookup of " + f.name + ": " + llvm::toString(sym.takeError()));
+  if (!sym)
+    throw InternalError("LLJIT lookup of " + f.name + ": " + llvm::toString(sym.takeError()));
   auto* fn = sym->toPtr<void (*)(void**)>();
   return std::make_unique<LlJitKernel>(std::move(*jit), fn);
 }

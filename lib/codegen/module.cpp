@@ -36,8 +36,9 @@ std::unique_ptr<llvm::TargetMachine> makeTargetMachine(const target::Target& t) 
   if (!target) throw UserError("LLVM target " + t.triple + ": " + err);
   llvm::TargetOptions opts;
   opts.AllowFPOpFusion = llvm::FPOpFusion::Fast;
-  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
-      t.triple, t.cpu, t.features, opts, llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  std::unique_ptr<llvm::TargetMachine> tm(
+      target->createTargetMachine(t.triple, t.cpu, t.features, opts, llvm::Reloc::PIC_,
+                                  std::nullopt, llvm::CodeGenOptLevel::Aggressive));
   if (!tm) throw UserError("cannot create a target machine for cpu '" + t.cpu + "'");
   return tm;
 }
@@ -63,7 +64,8 @@ void optimize(llvm::Module& m, llvm::TargetMachine& tm) {
 
 BuiltModule buildModule(const lower::LoweredFunc& f, const target::Target& t, bool optimizeIt) {
   if (t.kind != target::Kind::Llvm)
-    throw UserError(std::string("target ") + target::kindName(t.kind) + ": this build has no code generator for it");
+    throw UserError(std::string("target ") + target::kindName(t.kind) +
+                    ": this build has no code generator for it");
   BuiltModule out;
   out.tm = makeTargetMachine(t);
   out.ctx = std::make_unique<llvm::LLVMContext>();
@@ -73,7 +75,8 @@ BuiltModule buildModule(const lower::LoweredFunc& f, const target::Target& t, bo
   CpuEmitter(*out.ctx, *out.module).emitKernel(f);
   std::string err;
   llvm::raw_string_ostream es(err);
-  WM_CHECK(!llvm::verifyModule(*out.module, &es)) << "codegen produced invalid LLVM IR: " << es.str();
+  WM_CHECK(!llvm::verifyModule(*out.module, &es))
+      << "codegen produced invalid LLVM IR: " << es.str();
   if (optimizeIt) optimize(*out.module, *out.tm);
   return out;
 }

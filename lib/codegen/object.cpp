@@ -9,7 +9,8 @@
 
 namespace wm::codegen {
 
-std::string emit(const lower::LoweredFunc& f, const target::Target& target, EmitKind kind, bool optimize) {
+std::string emit(const lower::LoweredFunc& f, const target::Target& target, EmitKind kind,
+                 bool optimize) {
   BuiltModule m = buildModule(f, target, optimize);
   std::string out;
   llvm::raw_string_ostream os(out);
@@ -20,8 +21,10 @@ std::string emit(const lower::LoweredFunc& f, const target::Target& target, Emit
   llvm::SmallVector<char, 0> buf;
   llvm::raw_svector_ostream vs(buf);
   llvm::legacy::PassManager pm;
-  auto type = kind == EmitKind::Assembly ? llvm::CodeGenFileType::AssemblyFile : llvm::CodeGenFileType::ObjectFile;
-  WM_CHECK(!m.tm->addPassesToEmitFile(pm, vs, nullptr, type)) << "the target cannot emit this file type";
+  auto type = kind == EmitKind::Assembly ? llvm::CodeGenFileType::AssemblyFile
+                                         : llvm::CodeGenFileType::ObjectFile;
+  WM_CHECK(!m.tm->addPassesToEmitFile(pm, vs, nullptr, type))
+      << "the target cannot emit this file type";
   pm.run(*m.module);
   return std::string(buf.begin(), buf.end());
 }

@@ -19,7 +19,9 @@ using namespace wm::lower;
 
 namespace {
 
-float slog(double x) { return static_cast<float>(x >= 0 ? std::log2(x + 1) : -std::log2(-x + 1)); }
+float slog(double x) {
+  return static_cast<float>(x >= 0 ? std::log2(x + 1) : -std::log2(-x + 1));
+}
 
 struct Loop {
   const VarNode* var;
@@ -135,7 +137,8 @@ public:
 private:
   double prod(size_t depth, size_t from = 0) const {
     double p = 1;
-    for (size_t i = from; i < depth && i < loops_.size(); ++i) p *= static_cast<double>(loops_[i].extent);
+    for (size_t i = from; i < depth && i < loops_.size(); ++i)
+      p *= static_cast<double>(loops_[i].extent);
     return p;
   }
 
@@ -177,12 +180,14 @@ private:
       for (int h = 0; h < 8; ++h) row[k++] = h == pos ? 1.0f : 0.0f;
     }
     // GPU binding (8): blockIdx.x/y/z, threadIdx.x/y/z, vthread extents, is_gpu.
-    const char* tags[] = {"blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z", "vthread"};
+    const char* tags[] = {"blockIdx.x",  "blockIdx.y",  "blockIdx.z", "threadIdx.x",
+                          "threadIdx.y", "threadIdx.z", "vthread"};
     bool gpu = false;
     for (const char* t : tags) {
       double e = 0;
       for (auto& l : loops_)
-        if (l.kind == ForKind::ThreadBound && l.tag == t) e = std::max(e, static_cast<double>(l.extent));
+        if (l.kind == ForKind::ThreadBound && l.tag == t)
+          e = std::max(e, static_cast<double>(l.extent));
       gpu |= e > 0;
       row[k++] = slog(e);
     }
@@ -227,8 +232,10 @@ private:
         bool used = false;
         for (auto& ix : idxs)
           for (auto& e : ix) used |= mentions(e, loops_[i].var);
-        if (used) unique *= static_cast<double>(loops_[i].extent);
-        else reuseLoop = static_cast<int>(i);
+        if (used)
+          unique *= static_cast<double>(loops_[i].extent);
+        else
+          reuseLoop = static_cast<int>(i);
       }
       double count = outer * static_cast<double>(idxs.size());
       double bytes = count * elem;
@@ -274,20 +281,24 @@ private:
       bf.bytes = bytes;
       feats.push_back(bf);
     }
-    std::stable_sort(feats.begin(), feats.end(), [](auto& x, auto& y) { return x.bytes > y.bytes; });
+    std::stable_sort(feats.begin(), feats.end(),
+                     [](auto& x, auto& y) { return x.bytes > y.bytes; });
     for (int b = 0; b < 5; ++b)
-      for (int j = 0; j < 18; ++j) row[k++] = b < static_cast<int>(feats.size()) ? static_cast<float>(feats[b].v[j]) : 0.0f;
+      for (int j = 0; j < 18; ++j)
+        row[k++] = b < static_cast<int>(feats.size()) ? static_cast<float>(feats[b].v[j]) : 0.0f;
     // Arithmetic intensity curve (10): flops per unique byte with the loops from depth d in.
     double flopsPer = c.v[0] * 2 + c.v[1] + c.v[2] + c.v[3] + c.v[4] + c.v[5];
     size_t n = loops_.size();
     for (int q = 0; q < 10; ++q) {
       size_t d = n == 0 ? 0 : std::min(n - 1, static_cast<size_t>(q * n / 10));
       double inner = prod(n, d);
-      row[k++] = slog(flopsPer * inner / std::max(1.0, uniqueTotalBytes * inner / std::max(1.0, outer)));
+      row[k++] =
+          slog(flopsPer * inner / std::max(1.0, uniqueTotalBytes * inner / std::max(1.0, outer)));
     }
     // Allocation (4).
     auto it = allocProd_.find(st->buffer.get());
-    double size = static_cast<double>(st->buffer->allocElements() * storageBytes(st->buffer->dtype));
+    double size =
+        static_cast<double>(st->buffer->allocElements() * storageBytes(st->buffer->dtype));
     double ap = it == allocProd_.end() ? 0 : it->second;
     row[k++] = slog(it == allocProd_.end() ? 0 : size);
     row[k++] = slog(ap);

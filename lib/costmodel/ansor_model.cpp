@@ -17,12 +17,14 @@ namespace wm::costmodel {
 const OptionTable<AnsorModelOptions>& ansorModelOptionTable() {
   using A = AnsorModelOptions;
   static const OptionTable<A> t = {
-      {"xgb_min_samples", "--xgb-min-samples", "ansor: predictions are random until this many samples", &A::minSamples, 0, 1e9},
+      {"xgb_min_samples", "--xgb-min-samples",
+       "ansor: predictions are random until this many samples", &A::minSamples, 0, 1e9},
       {"xgb_rounds", "--xgb-rounds", "ansor: boosting rounds per retraining", &A::rounds, 1, 1e6},
       {"xgb_max_depth", "--xgb-max-depth", "ansor: tree depth", &A::maxDepth, 1, 64},
       {"xgb_eta", "--xgb-eta", "ansor: learning rate", &A::eta, 0, 1},
       {"xgb_gamma", "--xgb-gamma", "ansor: minimum loss reduction of a split", &A::gamma, 0, 1e9},
-      {"xgb_min_child_weight", "--xgb-min-child-weight", "ansor: minimum child weight", &A::minChildWeight, 0, 1e9},
+      {"xgb_min_child_weight", "--xgb-min-child-weight", "ansor: minimum child weight",
+       &A::minChildWeight, 0, 1e9},
   };
   return t;
 }
@@ -66,7 +68,8 @@ public:
     if (valid >= opts_.minSamples) train();
   }
 
-  std::vector<double> predict(const std::string&, const std::vector<sched::State>& states) override {
+  std::vector<double> predict(const std::string&,
+                              const std::vector<sched::State>& states) override {
     std::vector<double> out(states.size());
     if (!booster_) {
       for (auto& v : out) v = rng_.uniform01();
@@ -89,7 +92,8 @@ public:
     }
     if (owner.empty()) return out;
     DMatrixHandle m;
-    xgCheck(XGDMatrixCreateFromMat(data.data(), owner.size(), kAnsorFeatures, std::nanf(""), &m), "matrix");
+    xgCheck(XGDMatrixCreateFromMat(data.data(), owner.size(), kAnsorFeatures, std::nanf(""), &m),
+            "matrix");
     bst_ulong n;
     const float* pred;
     xgCheck(XGBoosterPredict(booster_, m, 0, 0, 0, &n, &pred), "predict");
@@ -119,11 +123,14 @@ private:
       }
     }
     DMatrixHandle m;
-    xgCheck(XGDMatrixCreateFromMat(data.data(), group.size(), kAnsorFeatures, std::nanf(""), &m), "matrix");
+    xgCheck(XGDMatrixCreateFromMat(data.data(), group.size(), kAnsorFeatures, std::nanf(""), &m),
+            "matrix");
     if (booster_) XGBoosterFree(booster_);
     booster_ = nullptr;
     xgCheck(XGBoosterCreate(&m, 1, &booster_), "create");
-    auto set = [&](const char* k, const std::string& v) { xgCheck(XGBoosterSetParam(booster_, k, v.c_str()), k); };
+    auto set = [&](const char* k, const std::string& v) {
+      xgCheck(XGBoosterSetParam(booster_, k, v.c_str()), k);
+    };
     set("max_depth", std::to_string(opts_.maxDepth));
     set("eta", std::to_string(opts_.eta));
     set("gamma", std::to_string(opts_.gamma));

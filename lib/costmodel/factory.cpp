@@ -11,9 +11,14 @@ namespace wm::costmodel {
 const OptionTable<CostModelOptions>& costModelOptionTable() {
   using C = CostModelOptions;
   static const OptionTable<C> t = {
-      {"cost_model", "--cost-model", "Cost model: random, ansor (static features + XGBoost), wm (the world model)",
-       &C::name, {"random", "ansor", "wm"}},
-      {"init", "--init", "wm: checkpoint to start from ('default': the shipped one; 'none': fresh weights)", &C::init},
+      {"cost_model",
+       "--cost-model",
+       "Cost model: random, ansor (static features + XGBoost), wm (the world model)",
+       &C::name,
+       {"random", "ansor", "wm"}},
+      {"init", "--init",
+       "wm: checkpoint to start from ('default': the shipped one; 'none': fresh weights)",
+       &C::init},
   };
   return t;
 }
@@ -30,7 +35,8 @@ std::string resolveWorldModelInit(const std::string& init) {
   if (init == "none") return "";
   if (init == "default") {
     std::string p = defaultWorldModelCheckpoint();
-    if (p.empty()) spdlog::warn("no shipped world-model checkpoint found; starting from fresh weights");
+    if (p.empty())
+      spdlog::warn("no shipped world-model checkpoint found; starting from fresh weights");
     return p;
   }
   if (!std::filesystem::exists(init)) WM_USER_ERROR() << "--init " << init << ": no such file";

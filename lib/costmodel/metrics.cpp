@@ -18,12 +18,15 @@ RankingMetrics rankingMetrics(const std::vector<TaskEval>& tasks) {
         if (t.costs[i] == t.costs[j]) continue;
         ++m.pairs;
         bool iFaster = t.costs[i] < t.costs[j];
-        if (t.scores[i] == t.scores[j]) correct += 0.5;
-        else if ((t.scores[i] > t.scores[j]) == iFaster) correct += 1;
+        if (t.scores[i] == t.scores[j])
+          correct += 0.5;
+        else if ((t.scores[i] > t.scores[j]) == iFaster)
+          correct += 1;
       }
     std::vector<size_t> order(n);
     std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return t.scores[a] > t.scores[b]; });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return t.scores[a] > t.scores[b]; });
     double best = *std::min_element(t.costs.begin(), t.costs.end());
     auto bestOfTop = [&](size_t k) {
       double b = t.costs[order[0]];

@@ -11,9 +11,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <thread>
 #include <tuple>
 #include <type_traits>
-#include <thread>
 #include <unordered_map>
 
 namespace wm::costmodel {
@@ -86,9 +86,12 @@ struct Sample {
 struct FieldHasher {
   StableHasher h;
   template <typename T> void operator()(const T& v) {
-    if constexpr (std::is_enum_v<T>) h.addInt(static_cast<int64_t>(v));
-    else if constexpr (std::is_integral_v<T>) h.addInt(static_cast<int64_t>(v));
-    else if constexpr (std::is_same_v<T, std::string>) for (char c : v) h.addInt(c);
+    if constexpr (std::is_enum_v<T>)
+      h.addInt(static_cast<int64_t>(v));
+    else if constexpr (std::is_integral_v<T>)
+      h.addInt(static_cast<int64_t>(v));
+    else if constexpr (std::is_same_v<T, std::string>)
+      for (char c : v) h.addInt(c);
     else { // a vector
       h.addInt(static_cast<int64_t>(v.size()));
       for (auto& x : v) (*this)(x);
@@ -99,10 +102,12 @@ uint64_t hashStep(const sched::Step& s, int parent) {
   FieldHasher f;
   f.h.addInt(parent);
   f.h.addInt(static_cast<int64_t>(s.index()));
-  std::visit([&](const auto& st) {
-    if constexpr (!std::is_same_v<std::decay_t<decltype(st)>, std::monostate>)
-      std::apply([&](const auto&... field) { (f(field), ...); }, st.key());
-  }, s);
+  std::visit(
+      [&](const auto& st) {
+        if constexpr (!std::is_same_v<std::decay_t<decltype(st)>, std::monostate>)
+          std::apply([&](const auto&... field) { (f(field), ...); }, st.key());
+      },
+      s);
   return f.h.value();
 }
 
@@ -126,8 +131,10 @@ struct WorldModel::Impl {
   Impl(const WorldModelOptions& o, const HardwareFeatures& h) : opts(o), hw(h), rng(o.seed) {
     torch::manual_seed(static_cast<uint64_t>(o.seed));
     torch::set_num_threads(std::max(1, o.threads));
-    if (!o.init.empty()) load(o.init);
-    else net = Net(o.latent, o.hidden, o.transition == "gru");
+    if (!o.init.empty())
+      load(o.init);
+    else
+      net = Net(o.latent, o.hidden, o.transition == "gru");
     adam = std::make_unique<torch::optim::Adam>(
         net->parameters(), torch::optim::AdamOptions(o.lr).weight_decay(o.weightDecay));
     auto hv = hw.vector();
@@ -139,23 +146,27 @@ struct WorldModel::Impl {
     try {
       ar.load_from(path);
     } catch (const std::exception& e) {
-      WM_USER_ERROR() << path << ": not a world-model checkpoint (" << std::string(e.what()).substr(0, 120) << ")";
+      WM_USER_ERROR() << path << ": not a world-model checkpoint ("
+                      << std::string(e.what()).substr(0, 120) << ")";
     }
     auto readInt = [&](const char* k) {
       Tensor t;
-      if (!ar.try_read(k, t)) WM_USER_ERROR() << path << ": not a world-model checkpoint (no " << k << ")";
+      if (!ar.try_read(k, t))
+        WM_USER_ERROR() << path << ": not a world-model checkpoint (no " << k << ")";
       return t.item<int64_t>();
     };
     int64_t format = readInt("meta_format");
     if (format != kFormatVersion)
-      WM_USER_ERROR() << path << ": checkpoint format " << format << ", this wmtune reads format " << kFormatVersion;
+      WM_USER_ERROR() << path << ": checkpoint format " << format << ", this wmtune reads format "
+                      << kFormatVersion;
     Tensor layout;
     ar.read("meta_layout", layout);
     std::string l(static_cast<size_t>(layout.numel()), ' ');
-    for (int64_t i = 0; i < layout.numel(); ++i) l[static_cast<size_t>(i)] = static_cast<char>(layout[i].item<int64_t>());
+    for (int64_t i = 0; i < layout.numel(); ++i)
+      l[static_cast<size_t>(i)] = static_cast<char>(layout[i].item<int64_t>());
     if (l != kWorldModelLayout)
-      WM_USER_ERROR() << path << ": checkpoint feature layout '" << l << "', this wmtune uses '" << kWorldModelLayout
-                      << "' (retrain with `wmtune train`)";
+      WM_USER_ERROR() << path << ": checkpoint feature layout '" << l << "', this wmtune uses '"
+                      << kWorldModelLayout << "' (retrain with `wmtune train`)";
     opts.latent = static_cast<int>(readInt("meta_latent"));
     opts.hidden = static_cast<int>(readInt("meta_hidden"));
     opts.transition = readInt("meta_gru") ? "gru" : "mlp";
@@ -163,7 +174,8 @@ struct WorldModel::Impl {
     try {
       net->load(ar);
     } catch (const std::exception& e) {
-      WM_USER_ERROR() << path << ": checkpoint weights do not fit (" << std::string(e.what()).substr(0, 120) << ")";
+      WM_USER_ERROR() << path << ": checkpoint weights do not fit ("
+                      << std::string(e.what()).substr(0, 120) << ")";
     }
   }
 
@@ -241,7 +253,8 @@ struct WorldModel::Impl {
     Tensor Z0 = torch::stack(z0s, 0);
     int64_t N = static_cast<int64_t>(batch.size()), T = 0;
     for (auto* s : batch) T = std::max<int64_t>(T, s->len);
-    std::vector<float> act(static_cast<size_t>(N * T * kActionDim), 0.f), mask(static_cast<size_t>(N * T), 0.f);
+    std::vector<float> act(static_cast<size_t>(N * T * kActionDim), 0.f),
+        mask(static_cast<size_t>(N * T), 0.f);
     std::vector<int64_t> sidx(static_cast<size_t>(N * T), 0), zrow(static_cast<size_t>(N));
     for (int64_t i = 0; i < N; ++i) {
       const Sample& s = *batch[static_cast<size_t>(i)];
@@ -279,7 +292,8 @@ struct WorldModel::Impl {
       int nt = std::min<int>(opts.batchTasks, static_cast<int>(usable.size()));
       std::vector<int> chosen;
       while (static_cast<int>(chosen.size()) < nt) {
-        int t = usable[static_cast<size_t>(rng.uniformInt(0, static_cast<int64_t>(usable.size()) - 1))];
+        int t =
+            usable[static_cast<size_t>(rng.uniformInt(0, static_cast<int64_t>(usable.size()) - 1))];
         if (std::find(chosen.begin(), chosen.end(), t) == chosen.end()) chosen.push_back(t);
       }
       for (size_t g = 0; g < chosen.size(); ++g) {
@@ -287,7 +301,8 @@ struct WorldModel::Impl {
         size_t k = std::min<size_t>(static_cast<size_t>(opts.batchPerTask), t.samples.size());
         std::vector<int> pick = t.samples;
         for (size_t i = 0; i < k; ++i) // partial Fisher-Yates
-          std::swap(pick[i], pick[i + static_cast<size_t>(rng.uniformInt(0, static_cast<int64_t>(pick.size() - i) - 1))]);
+          std::swap(pick[i], pick[i + static_cast<size_t>(rng.uniformInt(
+                                          0, static_cast<int64_t>(pick.size() - i) - 1))]);
         for (size_t i = 0; i < k; ++i) {
           const Sample& s = samples[static_cast<size_t>(pick[i])];
           batch.push_back(&s);
@@ -318,17 +333,22 @@ struct WorldModel::Impl {
   }
 
   /// Prefix-shared rollout of many step lists of one task (no gradients).
-  std::vector<double> scoreSteps(const ir::ComputeDAG& dag, const std::vector<const std::vector<sched::Step>*>& lists) {
+  std::vector<double> scoreSteps(const ir::ComputeDAG& dag,
+                                 const std::vector<const std::vector<sched::Step>*>& lists) {
     torch::NoGradGuard ng;
     int numStages = static_cast<int>(dag.size());
     auto [H, z0] = net->encodeTask(tensorOf(stageFeatures(dag), {numStages, kStageDim}));
     // trie of the step sequences: node 0 is the root (the initial program). A node is keyed by
     // its parent and its step (hash, then equality); features are computed once per node.
-    struct TrieNode { int parent; int depth; const sched::Step* step; };
+    struct TrieNode {
+      int parent;
+      int depth;
+      const sched::Step* step;
+    };
     std::vector<TrieNode> nodes{{-1, 0, nullptr}};
     std::vector<std::vector<int>> byDepth;
-    std::vector<float> feats;      // per node (from 1), kActionDim each
-    std::vector<int64_t> stageOf;  // per node (from 1)
+    std::vector<float> feats;     // per node (from 1), kActionDim each
+    std::vector<int64_t> stageOf; // per node (from 1)
     std::unordered_multimap<uint64_t, int> child;
     std::vector<int> leaf(lists.size(), 0);
     for (size_t c = 0; c < lists.size(); ++c) {
@@ -340,7 +360,10 @@ struct WorldModel::Impl {
         int found = -1;
         for (auto [it, end] = child.equal_range(key); it != end; ++it) {
           const TrieNode& t = nodes[static_cast<size_t>(it->second)];
-          if (t.parent == cur && *t.step == steps[i]) { found = it->second; break; }
+          if (t.parent == cur && *t.step == steps[i]) {
+            found = it->second;
+            break;
+          }
         }
         if (found < 0) {
           found = static_cast<int>(nodes.size());
@@ -371,7 +394,8 @@ struct WorldModel::Impl {
       }
       Tensor idT = torch::tensor(ids, torch::kInt64), pT = torch::tensor(parents, torch::kInt64);
       Tensor rT = torch::tensor(rows, torch::kInt64);
-      Tensor e = net->encodeAction(F.index_select(0, rT), H.index_select(0, SO.index_select(0, rT)));
+      Tensor e =
+          net->encodeAction(F.index_select(0, rT), H.index_select(0, SO.index_select(0, rT)));
       Tensor zn = net->transition(Z.index_select(0, pT), e);
       Z.index_copy_(0, idT, zn);
       Esum.index_copy_(0, idT, Esum.index_select(0, pT) + e);
@@ -381,7 +405,8 @@ struct WorldModel::Impl {
     Tensor L = torch::tensor(leaves, torch::kInt64);
     Tensor D = torch::tensor(depth, torch::kFloat32).unsqueeze(1);
     int64_t n = static_cast<int64_t>(leaves.size());
-    Tensor s = net->score(Z.index_select(0, L), Esum.index_select(0, L) / D, hwTensor.expand({n, kHardwareDim}));
+    Tensor s = net->score(Z.index_select(0, L), Esum.index_select(0, L) / D,
+                          hwTensor.expand({n, kHardwareDim}));
     s = s.contiguous();
     return std::vector<double>(s.data_ptr<float>(), s.data_ptr<float>() + n);
   }
@@ -391,25 +416,37 @@ WorldModel::WorldModel(const WorldModelOptions& opts, const HardwareFeatures& hw
     : impl_(std::make_unique<Impl>(opts, hw)) {}
 WorldModel::~WorldModel() = default;
 
-void WorldModel::addSamples(const std::vector<MeasuredRecord>& records) { impl_->add(records); }
-double WorldModel::train(int steps) { return impl_->trainSteps(steps); }
-int WorldModel::numSamples() const { return static_cast<int>(impl_->samples.size()); }
-int WorldModel::numTasks() const { return static_cast<int>(impl_->tasks.size()); }
-void WorldModel::save(const std::string& path) const { impl_->save(path); }
+void WorldModel::addSamples(const std::vector<MeasuredRecord>& records) {
+  impl_->add(records);
+}
+double WorldModel::train(int steps) {
+  return impl_->trainSteps(steps);
+}
+int WorldModel::numSamples() const {
+  return static_cast<int>(impl_->samples.size());
+}
+int WorldModel::numTasks() const {
+  return static_cast<int>(impl_->tasks.size());
+}
+void WorldModel::save(const std::string& path) const {
+  impl_->save(path);
+}
 
 void WorldModel::update(const std::vector<MeasuredRecord>& records) {
   impl_->add(records);
   impl_->trainSteps(impl_->opts.stepsPerUpdate);
 }
 
-std::vector<double> WorldModel::score(const ir::ComputeDAG& dag, const std::vector<std::vector<sched::Step>>& steps) {
+std::vector<double> WorldModel::score(const ir::ComputeDAG& dag,
+                                      const std::vector<std::vector<sched::Step>>& steps) {
   std::vector<const std::vector<sched::Step>*> lists;
   for (auto& s : steps) lists.push_back(&s);
   if (lists.empty()) return {};
   return impl_->scoreSteps(dag, lists);
 }
 
-std::vector<double> WorldModel::predict(const std::string&, const std::vector<sched::State>& states) {
+std::vector<double> WorldModel::predict(const std::string&,
+                                        const std::vector<sched::State>& states) {
   if (states.empty()) return {};
   std::vector<const std::vector<sched::Step>*> lists;
   for (auto& s : states) lists.push_back(&s.steps());

@@ -1,7 +1,6 @@
 // Featurization of the world model (no libtorch here): per-stage features of the initial
 // program, per-step action features, hardware features.
 #include <wm/costmodel/world_model.h>
-
 #include <wm/schedule/steps.h>
 
 #include <cmath>
@@ -16,7 +15,9 @@ const char* const kWorldModelLayout = "wm-stage26-action52-hw12-v1";
 
 namespace {
 
-float lg(double x, double scale) { return static_cast<float>(std::log2(std::max(0.0, x) + 1.0) / scale); }
+float lg(double x, double scale) {
+  return static_cast<float>(std::log2(std::max(0.0, x) + 1.0) / scale);
+}
 
 template <class... Ts> struct Overloaded : Ts... { using Ts::operator()...; };
 template <class... Ts> Overloaded(Ts...) -> Overloaded<Ts...>;
@@ -47,21 +48,39 @@ const OptionTable<WorldModelOptions>& worldModelOptionTable() {
   static const OptionTable<W> t = {
       {"wm_latent", "--wm-latent", "wm: latent size", &W::latent, 1, 1e6},
       {"wm_hidden", "--wm-hidden", "wm: hidden width", &W::hidden, 2, 4096},
-      {"wm_transition", "--wm-transition", "wm: transition network", &W::transition, {"mlp", "gru"}},
+      {"wm_transition",
+       "--wm-transition",
+       "wm: transition network",
+       &W::transition,
+       {"mlp", "gru"}},
       {"wm_lr", "--wm-lr", "wm: Adam learning rate", &W::lr, 1e-12, 1e3},
-      {"wm_regression", "--wm-regression", "wm: weight of the regression term", &W::regression, 0, 1e6},
-      {"wm_steps_per_update", "--wm-steps-per-update", "wm: training steps after each round", &W::stepsPerUpdate, 0, 1e7},
-      {"wm_batch_tasks", "--wm-batch-tasks", "wm: tasks per training batch", &W::batchTasks, 1, 1e6},
-      {"wm_batch_per_task", "--wm-batch-per-task", "wm: samples per task in a batch", &W::batchPerTask, 2, 100000},
-      {"wm_threads", "--wm-threads", "wm: libtorch threads (scores are reproducible for a fixed count)", &W::threads, 1, 1024},
+      {"wm_regression", "--wm-regression", "wm: weight of the regression term", &W::regression, 0,
+       1e6},
+      {"wm_steps_per_update", "--wm-steps-per-update", "wm: training steps after each round",
+       &W::stepsPerUpdate, 0, 1e7},
+      {"wm_batch_tasks", "--wm-batch-tasks", "wm: tasks per training batch", &W::batchTasks, 1,
+       1e6},
+      {"wm_batch_per_task", "--wm-batch-per-task", "wm: samples per task in a batch",
+       &W::batchPerTask, 2, 100000},
+      {"wm_threads", "--wm-threads",
+       "wm: libtorch threads (scores are reproducible for a fixed count)", &W::threads, 1, 1024},
   };
   return t;
 }
 
 std::vector<float> HardwareFeatures::vector() const {
-  return {gpu ? 1.f : 0.f, lg(cores, 8), lg(vectorBits, 10), lg(l1KiB, 12), lg(l2KiB, 16), lg(l3KiB, 18),
-          static_cast<float>(ghz / 5.0), lg(sms, 8), lg(maxThreadsPerBlock, 11), lg(sharedKiB, 10),
-          lg(registersPerBlock, 17), lg(warpSize, 6)};
+  return {gpu ? 1.f : 0.f,
+          lg(cores, 8),
+          lg(vectorBits, 10),
+          lg(l1KiB, 12),
+          lg(l2KiB, 16),
+          lg(l3KiB, 18),
+          static_cast<float>(ghz / 5.0),
+          lg(sms, 8),
+          lg(maxThreadsPerBlock, 11),
+          lg(sharedKiB, 10),
+          lg(registersPerBlock, 17),
+          lg(warpSize, 6)};
 }
 
 std::vector<float> stageFeatures(const ir::ComputeDAG& dag) {
@@ -94,8 +113,10 @@ std::vector<float> stageFeatures(const ir::ComputeDAG& dag) {
     r[12] = lg(flops / std::max(1.0, written + read), 8);
     r[13] = static_cast<float>(op.shape.size()) / 6.f;
     r[14] = static_cast<float>(op.reduceAxes.size()) / 4.f;
-    for (size_t d = 0; d < 6 && d < op.shape.size(); ++d) r[15 + d] = lg(static_cast<double>(op.shape[op.shape.size() - 1 - d]), 12);
-    for (size_t d = 0; d < 3 && d < op.reduceAxes.size(); ++d) r[21 + d] = lg(static_cast<double>(op.reduceAxes[d].extent), 12);
+    for (size_t d = 0; d < 6 && d < op.shape.size(); ++d)
+      r[15 + d] = lg(static_cast<double>(op.shape[op.shape.size() - 1 - d]), 12);
+    for (size_t d = 0; d < 3 && d < op.reduceAxes.size(); ++d)
+      r[21 + d] = lg(static_cast<double>(op.reduceAxes[d].extent), 12);
     r[24] = static_cast<float>(dag.producers(ii).size()) / 4.f;
     r[25] = static_cast<float>(dag.consumers(ii).size()) / 4.f;
     f.insert(f.end(), r.begin(), r.end());
@@ -129,76 +150,80 @@ std::vector<float> actionFeatures(const std::vector<sched::Step>& steps, size_t 
     r[35] = innerToOuter;
     r[36] = lg(static_cast<double>(prod), 12);
   };
-  std::visit(Overloaded{
-                 [&](const AnnotationStep& a) {
-                   r[15 + static_cast<int>(a.annotation)] = 1.f;
-                   r[27] = static_cast<float>(a.iter) / 8.f;
-                 },
-                 [&](const FuseStep& a) {
-                   r[27] = a.iters.empty() ? 0.f : static_cast<float>(a.iters[0]) / 8.f;
-                   r[38] = static_cast<float>(a.iters.size()) / 4.f;
-                 },
-                 [&](const PragmaStep& a) {
-                   r[27] = static_cast<float>(a.iter) / 8.f;
-                   r[37] = lg(static_cast<double>(a.value), 11);
-                 },
-                 [&](const ReorderStep& a) {
-                   r[39] = static_cast<float>(a.order.size()) / 8.f;
-                   int moved = 0;
-                   for (size_t k = 0; k < a.order.size(); ++k) moved += a.order[k] != static_cast<int>(k);
-                   r[40] = static_cast<float>(moved) / 8.f;
-                 },
-                 [&](const SplitStep& a) {
-                   r[27] = static_cast<float>(a.iter) / 8.f;
-                   r[28] = lg(static_cast<double>(a.extent), 12);
-                   lengths(a.lengths, a.innerToOuter);
-                 },
-                 [&](const FollowSplitStep& a) {
-                   r[27] = static_cast<float>(a.iter) / 8.f;
-                   r[41] = static_cast<float>(a.nSplit) / 4.f;
-                   // the factors it follows (a dependency between actions made explicit)
-                   if (a.srcStep >= 0 && static_cast<size_t>(a.srcStep) < i)
-                     if (auto* src = std::get_if<SplitStep>(&steps[static_cast<size_t>(a.srcStep)])) {
-                       std::vector<int64_t> ls(src->lengths.begin(),
-                                               src->lengths.begin() + std::min<size_t>(src->lengths.size(),
-                                                                                       static_cast<size_t>(std::max(0, a.nSplit - 1))));
-                       lengths(ls, src->innerToOuter);
-                     }
-                 },
-                 [&](const FollowFusedSplitStep& a) {
-                   r[27] = static_cast<float>(a.iter) / 8.f;
-                   r[42] = static_cast<float>(a.level) / 4.f;
-                   r[43] = a.factorOrNparts;
-                   int64_t prod = 1;
-                   for (int src : a.srcSteps)
-                     if (src >= 0 && static_cast<size_t>(src) < i)
-                       if (auto* sp = std::get_if<SplitStep>(&steps[static_cast<size_t>(src)]))
-                         if (static_cast<size_t>(a.level) < sp->lengths.size()) prod *= std::max<int64_t>(1, sp->lengths[a.level]);
-                   r[36] = lg(static_cast<double>(prod), 12);
-                 },
-                 [&](const StorageAlignStep& a) {
-                   r[27] = static_cast<float>(a.iter) / 8.f;
-                   r[44] = lg(static_cast<double>(a.factor), 8);
-                 },
-                 [&](const ComputeAtStep& a) {
-                   r[29] = static_cast<float>(a.targetStage) / ns;
-                   r[45] = static_cast<float>(a.targetIter) / 8.f;
-                   r[46] = static_cast<float>(a.targetStage - a.stage) / ns;
-                 },
-                 [&](const ComputeInlineStep&) {},
-                 [&](const ComputeRootStep&) {},
-                 [&](const CacheReadStep& a) {
-                   r[47 + std::min(2, static_cast<int>(a.scope))] = 1.f;
-                   r[38] = static_cast<float>(a.readers.size()) / 4.f;
-                 },
-                 [&](const CacheWriteStep& a) { r[47 + std::min(2, static_cast<int>(a.scope))] = 1.f; },
-                 [&](const RfactorStep& a) {
-                   r[27] = static_cast<float>(a.iter) / 8.f;
-                   r[45] = static_cast<float>(a.factorIter) / 8.f;
-                 },
-                 [&](const std::monostate&) {},
-             },
-             s);
+  std::visit(
+      Overloaded{
+          [&](const AnnotationStep& a) {
+            r[15 + static_cast<int>(a.annotation)] = 1.f;
+            r[27] = static_cast<float>(a.iter) / 8.f;
+          },
+          [&](const FuseStep& a) {
+            r[27] = a.iters.empty() ? 0.f : static_cast<float>(a.iters[0]) / 8.f;
+            r[38] = static_cast<float>(a.iters.size()) / 4.f;
+          },
+          [&](const PragmaStep& a) {
+            r[27] = static_cast<float>(a.iter) / 8.f;
+            r[37] = lg(static_cast<double>(a.value), 11);
+          },
+          [&](const ReorderStep& a) {
+            r[39] = static_cast<float>(a.order.size()) / 8.f;
+            int moved = 0;
+            for (size_t k = 0; k < a.order.size(); ++k) moved += a.order[k] != static_cast<int>(k);
+            r[40] = static_cast<float>(moved) / 8.f;
+          },
+          [&](const SplitStep& a) {
+            r[27] = static_cast<float>(a.iter) / 8.f;
+            r[28] = lg(static_cast<double>(a.extent), 12);
+            lengths(a.lengths, a.innerToOuter);
+          },
+          [&](const FollowSplitStep& a) {
+            r[27] = static_cast<float>(a.iter) / 8.f;
+            r[41] = static_cast<float>(a.nSplit) / 4.f;
+            // the factors it follows (a dependency between actions made explicit)
+            if (a.srcStep >= 0 && static_cast<size_t>(a.srcStep) < i)
+              if (auto* src = std::get_if<SplitStep>(&steps[static_cast<size_t>(a.srcStep)])) {
+                std::vector<int64_t> ls(
+                    src->lengths.begin(),
+                    src->lengths.begin() +
+                        std::min<size_t>(src->lengths.size(),
+                                         static_cast<size_t>(std::max(0, a.nSplit - 1))));
+                lengths(ls, src->innerToOuter);
+              }
+          },
+          [&](const FollowFusedSplitStep& a) {
+            r[27] = static_cast<float>(a.iter) / 8.f;
+            r[42] = static_cast<float>(a.level) / 4.f;
+            r[43] = a.factorOrNparts;
+            int64_t prod = 1;
+            for (int src : a.srcSteps)
+              if (src >= 0 && static_cast<size_t>(src) < i)
+                if (auto* sp = std::get_if<SplitStep>(&steps[static_cast<size_t>(src)]))
+                  if (static_cast<size_t>(a.level) < sp->lengths.size())
+                    prod *= std::max<int64_t>(1, sp->lengths[a.level]);
+            r[36] = lg(static_cast<double>(prod), 12);
+          },
+          [&](const StorageAlignStep& a) {
+            r[27] = static_cast<float>(a.iter) / 8.f;
+            r[44] = lg(static_cast<double>(a.factor), 8);
+          },
+          [&](const ComputeAtStep& a) {
+            r[29] = static_cast<float>(a.targetStage) / ns;
+            r[45] = static_cast<float>(a.targetIter) / 8.f;
+            r[46] = static_cast<float>(a.targetStage - a.stage) / ns;
+          },
+          [&](const ComputeInlineStep&) {},
+          [&](const ComputeRootStep&) {},
+          [&](const CacheReadStep& a) {
+            r[47 + std::min(2, static_cast<int>(a.scope))] = 1.f;
+            r[38] = static_cast<float>(a.readers.size()) / 4.f;
+          },
+          [&](const CacheWriteStep& a) { r[47 + std::min(2, static_cast<int>(a.scope))] = 1.f; },
+          [&](const RfactorStep& a) {
+            r[27] = static_cast<float>(a.iter) / 8.f;
+            r[45] = static_cast<float>(a.factorIter) / 8.f;
+          },
+          [&](const std::monostate&) {},
+      },
+      s);
   return r;
 }
 

@@ -53,20 +53,26 @@ WorkloadParam floatParam(std::string name, std::string def, std::string help) {
   return {std::move(name), ParamKind::Float, std::move(def), std::move(help), 0};
 }
 
-Tensor input(const std::string& name, Shape s) { return ir::placeholder(name, std::move(s)); }
+Tensor input(const std::string& name, Shape s) {
+  return ir::placeholder(name, std::move(s));
+}
 // Test inputs in [-8, 8], so that clipping at the usual bounds (0, 6) is exercised.
-Tensor wideInput(Shape s) { return ir::placeholder("data", std::move(s), DType::F32, {-8.0, 8.0}); }
+Tensor wideInput(Shape s) {
+  return ir::placeholder("data", std::move(s), DType::F32, {-8.0, 8.0});
+}
 
 // conv1d/2d/3d share everything but the number of spatial dimensions.
 std::vector<WorkloadParam> convParams(size_t dims, bool transposed) {
   std::vector<WorkloadParam> p{opt("N", "1", "batch"), req("C", "input channels")};
   const char* in[] = {"D", "H", "W"};
   const char* ker[] = {"T", "R", "S"};
-  if (dims == 1) p.push_back(req("L", "input length"));
+  if (dims == 1)
+    p.push_back(req("L", "input length"));
   else
     for (size_t d = 3 - dims; d < 3; ++d) p.push_back(req(in[d], std::string("input ") + "DHW"[d]));
   p.push_back(req("K", "output channels"));
-  if (dims == 1) p.push_back(req("R", "kernel length"));
+  if (dims == 1)
+    p.push_back(req("R", "kernel length"));
   else
     for (size_t d = 3 - dims; d < 3; ++d)
       p.push_back(req(ker[d], std::string("kernel ") + "DHW"[d]));
@@ -136,26 +142,31 @@ std::vector<WorkloadDef> makeDefs() {
   };
 
   // ---- matrix products ----
-  add("gemm", "C[M,N] = A[M,K] · B[K,N]", P{req("M", "rows"), req("N", "columns"), req("K", "reduction")},
+  add(
+      "gemm", "C[M,N] = A[M,K] · B[K,N]",
+      P{req("M", "rows"), req("N", "columns"), req("K", "reduction")},
       [](auto& a) {
-        return ComputeDAG({ops::matmul(input("A", {a.i("M"), a.i("K")}),
-                                       input("B", {a.i("K"), a.i("N")}), "C")});
+        return ComputeDAG(
+            {ops::matmul(input("A", {a.i("M"), a.i("K")}), input("B", {a.i("K"), a.i("N")}), "C")});
       },
       "gemm:M=1024,N=1024,K=1024");
-  add("matmul", "alias of gemm", P{req("M", "rows"), req("N", "columns"), req("K", "reduction")},
+  add(
+      "matmul", "alias of gemm", P{req("M", "rows"), req("N", "columns"), req("K", "reduction")},
       [](auto& a) {
-        return ComputeDAG({ops::matmul(input("A", {a.i("M"), a.i("K")}),
-                                       input("B", {a.i("K"), a.i("N")}), "C")});
+        return ComputeDAG(
+            {ops::matmul(input("A", {a.i("M"), a.i("K")}), input("B", {a.i("K"), a.i("N")}), "C")});
       },
       "matmul:M=128,N=256,K=64");
-  add("dense", "Y[M,N] = X[M,K] · W[N,K]ᵀ (torch.nn.Linear)",
+  add(
+      "dense", "Y[M,N] = X[M,K] · W[N,K]ᵀ (torch.nn.Linear)",
       P{req("M", "rows (batch)"), req("N", "output features"), req("K", "input features")},
       [](auto& a) {
         return ComputeDAG(
             {ops::dense(input("X", {a.i("M"), a.i("K")}), input("W", {a.i("N"), a.i("K")}), "Y")});
       },
       "dense:M=128,N=3072,K=768");
-  add("batch_matmul", "C[B,M,N] = A[B,M,K] · B[B,K,N]",
+  add(
+      "batch_matmul", "C[B,M,N] = A[B,M,K] · B[B,K,N]",
       P{req("B", "batch"), req("M", "rows"), req("N", "columns"), req("K", "reduction")},
       [](auto& a) {
         return ComputeDAG({ops::batchMatmul(input("A", {a.i("B"), a.i("M"), a.i("K")}),
@@ -164,12 +175,15 @@ std::vector<WorkloadDef> makeDefs() {
       "batch_matmul:B=12,M=128,N=128,K=64");
 
   // ---- convolutions ----
-  add("conv1d", "1-d convolution, NCL data, KCR weight", convParams(1, false),
+  add(
+      "conv1d", "1-d convolution, NCL data, KCR weight", convParams(1, false),
       [](auto& a) { return buildConv(a, 1, "conv1d"); }, "conv1d:N=1,C=64,L=256,K=128,R=3,pad=1");
-  add("conv2d", "2-d convolution, NCHW data, KCRS weight (groups, dilation)",
-      convParams(2, false), [](auto& a) { return buildConv(a, 2, "conv2d"); },
+  add(
+      "conv2d", "2-d convolution, NCHW data, KCRS weight (groups, dilation)", convParams(2, false),
+      [](auto& a) { return buildConv(a, 2, "conv2d"); },
       "conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1");
-  add("depthwise_conv2d", "conv2d with groups=C and K=C·multiplier",
+  add(
+      "depthwise_conv2d", "conv2d with groups=C and K=C·multiplier",
       P{opt("N", "1", "batch"), req("C", "channels"), req("H", "input height"),
         req("W", "input width"), opt("multiplier", "1", "outputs per channel"),
         req("R", "kernel height"), req("S", "kernel width"), opt("stride", "1", "stride"),
@@ -183,10 +197,12 @@ std::vector<WorkloadDef> makeDefs() {
             "depthwise_conv2d")});
       },
       "depthwise_conv2d:N=1,C=32,H=112,W=112,R=3,S=3,pad=1");
-  add("conv3d", "3-d convolution, NCDHW data, KCTRS weight", convParams(3, false),
+  add(
+      "conv3d", "3-d convolution, NCDHW data, KCTRS weight", convParams(3, false),
       [](auto& a) { return buildConv(a, 3, "conv3d"); },
       "conv3d:N=1,C=16,D=16,H=28,W=28,K=32,T=3,R=3,S=3,pad=1");
-  add("conv2d_transpose", "transposed 2-d convolution, weight [C, K/groups, R, S]",
+  add(
+      "conv2d_transpose", "transposed 2-d convolution, weight [C, K/groups, R, S]",
       convParams(2, true),
       [](auto& a) {
         auto t = convInputs(a, 2, true);
@@ -197,8 +213,9 @@ std::vector<WorkloadDef> makeDefs() {
       "conv2d_transpose:N=1,C=64,H=14,W=14,K=32,R=4,S=4,stride=2,pad=1");
 
   // ---- pooling ----
-  P poolParams{opt("N", "1", "batch"), req("C", "channels"), req("H", "input height"),
-               req("W", "input width"), req("R", "window height"), req("S", "window width"),
+  P poolParams{opt("N", "1", "batch"),       req("C", "channels"),
+               req("H", "input height"),     req("W", "input width"),
+               req("R", "window height"),    req("S", "window width"),
                opt("stride", "1", "stride"), opt("pad", "0", "padding on each side", 0)};
   auto buildPool = [](const WorkloadArgs& a, ops::PoolKind kind, const char* name) {
     Tensor x = input("data", {a.i("N"), a.i("C"), a.i("H"), a.i("W")});
@@ -206,16 +223,20 @@ std::vector<WorkloadDef> makeDefs() {
     ops::PoolParams pp = ops::PoolParams::uniform(2, 1, s, p);
     pp.kernel = {a.i("R"), a.i("S")};
     for (int d = 0; d < 2; ++d)
-      if (p >= pp.kernel[d]) WM_USER_ERROR() << "pad=" << p << ": padding must be smaller than the kernel";
+      if (p >= pp.kernel[d])
+        WM_USER_ERROR() << "pad=" << p << ": padding must be smaller than the kernel";
     return ComputeDAG({ops::pool(x, kind, pp, name)});
   };
-  add("max_pool2d", "2-d max pooling (NCHW), padding with -inf", poolParams,
+  add(
+      "max_pool2d", "2-d max pooling (NCHW), padding with -inf", poolParams,
       [buildPool](auto& a) { return buildPool(a, ops::PoolKind::Max, "max_pool2d"); },
       "max_pool2d:N=1,C=64,H=112,W=112,R=3,S=3,stride=2,pad=1");
-  add("avg_pool2d", "2-d average pooling (NCHW), padding counted", poolParams,
+  add(
+      "avg_pool2d", "2-d average pooling (NCHW), padding counted", poolParams,
       [buildPool](auto& a) { return buildPool(a, ops::PoolKind::Avg, "avg_pool2d"); },
       "avg_pool2d:N=1,C=64,H=56,W=56,R=2,S=2,stride=2");
-  add("global_avg_pool2d", "mean over H and W (NCHW)",
+  add(
+      "global_avg_pool2d", "mean over H and W (NCHW)",
       P{opt("N", "1", "batch"), req("C", "channels"), req("H", "height"), req("W", "width")},
       [](auto& a) {
         return ComputeDAG({ops::globalPool(input("data", {a.i("N"), a.i("C"), a.i("H"), a.i("W")}),
@@ -224,7 +245,8 @@ std::vector<WorkloadDef> makeDefs() {
       "global_avg_pool2d:N=1,C=512,H=7,W=7");
 
   // ---- element-wise ----
-  add("bias_add", "x + bias[x.shape[axis]]",
+  add(
+      "bias_add", "x + bias[x.shape[axis]]",
       P{shapeParam(), opt("axis", "1", "axis the bias runs along", 0)},
       [](auto& a) {
         const Shape& s = a.shape("shape");
@@ -236,35 +258,46 @@ std::vector<WorkloadDef> makeDefs() {
                                         static_cast<int>(axis), "bias_add")});
       },
       "bias_add:shape=1x64x56x56,axis=1");
-  add("relu", "max(x, 0)", P{shapeParam()}, [](auto& a) { return buildUnary(a, ops::relu, "relu"); },
-      "relu:shape=1x64x56x56");
-  add("clip", "min(max(x, min), max)",
+  add(
+      "relu", "max(x, 0)", P{shapeParam()},
+      [](auto& a) { return buildUnary(a, ops::relu, "relu"); }, "relu:shape=1x64x56x56");
+  add(
+      "clip", "min(max(x, min), max)",
       P{shapeParam(), floatParam("min", "0", "lower bound"), floatParam("max", "6", "upper bound")},
       [](auto& a) {
         return ComputeDAG({ops::clip(wideInput(a.shape("shape")), a.f("min"), a.f("max"), "clip")});
       },
       "clip:shape=1x32x112x112,min=-1,max=1");
-  add("relu6", "min(max(x, 0), 6)", P{shapeParam()},
+  add(
+      "relu6", "min(max(x, 0), 6)", P{shapeParam()},
       [](auto& a) { return ComputeDAG({ops::clip(wideInput(a.shape("shape")), 0, 6, "relu6")}); },
       "relu6:shape=1x32x112x112");
-  add("sigmoid", "1 / (1 + exp(-x))", P{shapeParam()},
+  add(
+      "sigmoid", "1 / (1 + exp(-x))", P{shapeParam()},
       [](auto& a) { return buildUnary(a, ops::sigmoid, "sigmoid"); }, "sigmoid:shape=128x768");
-  add("tanh", "tanh(x)", P{shapeParam()}, [](auto& a) { return buildUnary(a, ops::tanh, "tanh"); },
+  add(
+      "tanh", "tanh(x)", P{shapeParam()}, [](auto& a) { return buildUnary(a, ops::tanh, "tanh"); },
       "tanh:shape=128x768");
-  add("gelu", "x · ½(1 + erf(x/√2))", P{shapeParam()},
+  add(
+      "gelu", "x · ½(1 + erf(x/√2))", P{shapeParam()},
       [](auto& a) { return buildUnary(a, ops::gelu, "gelu"); }, "gelu:shape=128x3072");
-  add("add", "a + b (NumPy broadcasting)", binaryParams(),
+  add(
+      "add", "a + b (NumPy broadcasting)", binaryParams(),
       [](auto& a) { return buildBinary(a, ir::BinaryOp::Add, "add"); },
       "add:shape=1x64x56x56,shape_b=64x1x1");
-  add("sub", "a - b (NumPy broadcasting)", binaryParams(),
+  add(
+      "sub", "a - b (NumPy broadcasting)", binaryParams(),
       [](auto& a) { return buildBinary(a, ir::BinaryOp::Sub, "sub"); }, "sub:shape=128x768");
-  add("mul", "a · b (NumPy broadcasting)", binaryParams(),
+  add(
+      "mul", "a · b (NumPy broadcasting)", binaryParams(),
       [](auto& a) { return buildBinary(a, ir::BinaryOp::Mul, "mul"); }, "mul:shape=128x768");
-  add("div", "a / b (NumPy broadcasting)", binaryParams(),
+  add(
+      "div", "a / b (NumPy broadcasting)", binaryParams(),
       [](auto& a) { return buildBinary(a, ir::BinaryOp::Div, "div"); }, "div:shape=128x768");
 
   // ---- normalization ----
-  add("batch_norm", "inference batch norm over axis 1: (x-mean)/sqrt(var+eps)·gamma+beta",
+  add(
+      "batch_norm", "inference batch norm over axis 1: (x-mean)/sqrt(var+eps)·gamma+beta",
       P{shapeParam(), floatParam("eps", "1e-5", "epsilon")},
       [](auto& a) {
         const Shape& s = a.shape("shape");
@@ -275,10 +308,15 @@ std::vector<WorkloadDef> makeDefs() {
             ir::placeholder("var", c, DType::F32, {0.25, 2.0}), a.f("eps"), "batch_norm")});
       },
       "batch_norm:shape=1x64x56x56");
-  add("softmax", "softmax over the last axis of an M×N matrix", P{req("M", "rows"), req("N", "columns")},
-      [](auto& a) { return ComputeDAG({ops::softmax(input("data", {a.i("M"), a.i("N")}), -1, "softmax")}); },
+  add(
+      "softmax", "softmax over the last axis of an M×N matrix",
+      P{req("M", "rows"), req("N", "columns")},
+      [](auto& a) {
+        return ComputeDAG({ops::softmax(input("data", {a.i("M"), a.i("N")}), -1, "softmax")});
+      },
       "softmax:M=128,N=1024");
-  add("layer_norm", "layer norm over the last axis of an M×N matrix, gamma/beta [N]",
+  add(
+      "layer_norm", "layer norm over the last axis of an M×N matrix, gamma/beta [N]",
       P{req("M", "rows"), req("N", "normalized size"), floatParam("eps", "1e-5", "epsilon")},
       [](auto& a) {
         int64_t N = a.i("N");
@@ -286,7 +324,8 @@ std::vector<WorkloadDef> makeDefs() {
                                           input("beta", {N}), a.f("eps"), "layer_norm")});
       },
       "layer_norm:M=128,N=768");
-  add("norm", "2-norm of each B-slice: sqrt(sum over M,N of x²) (Ansor's NRM)",
+  add(
+      "norm", "2-norm of each B-slice: sqrt(sum over M,N of x²) (Ansor's NRM)",
       P{opt("B", "1", "batch"), req("M", "rows"), req("N", "columns")},
       [](auto& a) {
         return ComputeDAG({ops::norm2(input("data", {a.i("B"), a.i("M"), a.i("N")}), "norm")});
@@ -296,7 +335,8 @@ std::vector<WorkloadDef> makeDefs() {
   // ---- fused forms ----
   {
     P p = convParams(2, false);
-    add("conv2d_bias_relu", "relu(conv2d + bias[K])", p,
+    add(
+        "conv2d_bias_relu", "relu(conv2d + bias[K])", p,
         [](auto& a) {
           auto t = convInputs(a, 2, false);
           Tensor c = ops::conv(t.data, t.weight, t.params, "conv2d");
@@ -305,10 +345,12 @@ std::vector<WorkloadDef> makeDefs() {
         },
         "conv2d_bias_relu:N=1,C=64,H=56,W=56,K=64,R=3,S=3,pad=1");
   }
-  add("dense_bias_gelu", "gelu(X · Wᵀ + bias[N])",
+  add(
+      "dense_bias_gelu", "gelu(X · Wᵀ + bias[N])",
       P{req("M", "rows (batch)"), req("N", "output features"), req("K", "input features")},
       [](auto& a) {
-        Tensor y = ops::dense(input("X", {a.i("M"), a.i("K")}), input("W", {a.i("N"), a.i("K")}), "dense");
+        Tensor y =
+            ops::dense(input("X", {a.i("M"), a.i("K")}), input("W", {a.i("N"), a.i("K")}), "dense");
         Tensor b = ops::biasAdd(y, input("bias", {a.i("N")}), 1, "bias_add");
         return ComputeDAG({ops::gelu(b, "gelu")});
       },
@@ -348,8 +390,8 @@ void parseValue(const WorkloadParam& p, const std::string& value, WorkloadArgs* 
     for (auto& dim : split(value, 'x')) {
       auto v = parseInt(dim);
       if (!v || *v < p.minValue)
-        WM_USER_ERROR() << p.name << "=" << value << " is not a shape (dimensions >= "
-                        << p.minValue << " joined by x, e.g. 1x64x56x56)";
+        WM_USER_ERROR() << p.name << "=" << value << " is not a shape (dimensions >= " << p.minValue
+                        << " joined by x, e.g. 1x64x56x56)";
       s.push_back(*v);
     }
     if (s.size() > 6) WM_USER_ERROR() << p.name << "=" << value << " has more than 6 dimensions";

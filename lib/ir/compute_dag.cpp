@@ -134,8 +134,10 @@ int simpleAxisOf(const Expr& index, const OperationNode& op, bool* isConst) {
   }
   Expr base = index;
   if (auto* b = index.as<BinaryNode>()) {
-    if ((b->op == BinaryOp::Add || b->op == BinaryOp::Sub) && isConstInt(b->b)) base = b->a;
-    else if (b->op == BinaryOp::Add && isConstInt(b->a)) base = b->b;
+    if ((b->op == BinaryOp::Add || b->op == BinaryOp::Sub) && isConstInt(b->b))
+      base = b->a;
+    else if (b->op == BinaryOp::Add && isConstInt(b->a))
+      base = b->b;
   }
   if (auto* v = base.as<VarNode>())
     for (size_t i = 0; i < op.axes.size(); ++i)
@@ -159,7 +161,8 @@ ComputeDAG::ComputeDAG(std::vector<Tensor> outputs) : outputs_(std::move(outputs
       auto it = inputsOf.find(cur.get());
       if (it == inputsOf.end())
         it = inputsOf
-                 .emplace(cur.get(), cur->isCompute() ? readTensors(cur->body) : std::vector<Tensor>{})
+                 .emplace(cur.get(),
+                          cur->isCompute() ? readTensors(cur->body) : std::vector<Tensor>{})
                  .first;
       if (next < it->second.size()) {
         Tensor in = it->second[next++];
@@ -339,7 +342,9 @@ uint64_t ComputeDAG::structuralHash() const {
   return h.value();
 }
 
-std::string ComputeDAG::workloadKey() const { return hashToHex(structuralHash()); }
+std::string ComputeDAG::workloadKey() const {
+  return hashToHex(structuralHash());
+}
 
 std::string ComputeDAG::toString() const {
   std::ostringstream os;

@@ -93,7 +93,9 @@ Expr floatImm(double v, DType t) {
   return Expr(std::make_shared<FloatImmNode>(t, v));
 }
 
-Expr boolImm(bool v) { return intImm(v ? 1 : 0, DType::Bool); }
+Expr boolImm(bool v) {
+  return intImm(v ? 1 : 0, DType::Bool);
+}
 
 Expr constLike(const Expr& like, double v) {
   WM_CHECK(like.defined()) << "constLike of an undefined expression";
@@ -110,8 +112,9 @@ static void checkDefined(const Expr& e, const char* what) {
 Expr binary(BinaryOp op, Expr a, Expr b) {
   checkDefined(a, binaryOpName(op));
   checkDefined(b, binaryOpName(op));
-  WM_CHECK(a.dtype() == b.dtype()) << "operands of '" << binaryOpName(op) << "' differ in type: "
-                                   << dtypeName(a.dtype()) << " vs " << dtypeName(b.dtype());
+  WM_CHECK(a.dtype() == b.dtype())
+      << "operands of '" << binaryOpName(op) << "' differ in type: " << dtypeName(a.dtype())
+      << " vs " << dtypeName(b.dtype());
   WM_CHECK(a.dtype() != DType::Bool) << "arithmetic '" << binaryOpName(op) << "' on bool";
   return Expr(std::make_shared<BinaryNode>(op, std::move(a), std::move(b)));
 }
@@ -119,9 +122,9 @@ Expr binary(BinaryOp op, Expr a, Expr b) {
 Expr compare(CompareOp op, Expr a, Expr b) {
   checkDefined(a, compareOpName(op));
   checkDefined(b, compareOpName(op));
-  WM_CHECK(a.dtype() == b.dtype()) << "operands of '" << compareOpName(op)
-                                   << "' differ in type: " << dtypeName(a.dtype()) << " vs "
-                                   << dtypeName(b.dtype());
+  WM_CHECK(a.dtype() == b.dtype())
+      << "operands of '" << compareOpName(op) << "' differ in type: " << dtypeName(a.dtype())
+      << " vs " << dtypeName(b.dtype());
   return Expr(std::make_shared<CompareNode>(op, std::move(a), std::move(b)));
 }
 
@@ -168,9 +171,8 @@ Expr call(MathFunc f, std::vector<Expr> args) {
 
 Expr read(const Tensor& t, std::vector<Expr> indices) {
   WM_CHECK(t != nullptr) << "read of a null tensor";
-  WM_CHECK(indices.size() == t->shape.size())
-      << "read of " << t->name << " with " << indices.size() << " indices, rank is "
-      << t->shape.size();
+  WM_CHECK(indices.size() == t->shape.size()) << "read of " << t->name << " with " << indices.size()
+                                              << " indices, rank is " << t->shape.size();
   for (auto& i : indices) {
     checkDefined(i, "read index");
     WM_CHECK(isInt(i.dtype())) << "index into " << t->name << " is " << dtypeName(i.dtype());
@@ -180,9 +182,8 @@ Expr read(const Tensor& t, std::vector<Expr> indices) {
 
 Expr load(const Buffer& b, std::vector<Expr> indices) {
   WM_CHECK(b != nullptr) << "load from a null buffer";
-  WM_CHECK(indices.size() == b->shape.size())
-      << "load of " << b->name << " with " << indices.size() << " indices, rank is "
-      << b->shape.size();
+  WM_CHECK(indices.size() == b->shape.size()) << "load of " << b->name << " with " << indices.size()
+                                              << " indices, rank is " << b->shape.size();
   for (auto& i : indices) {
     checkDefined(i, "load index");
     WM_CHECK(isInt(i.dtype())) << "index into " << b->name << " is " << dtypeName(i.dtype());

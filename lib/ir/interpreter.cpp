@@ -20,7 +20,9 @@ NDArray::NDArray(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(sha
   data_.assign(static_cast<size_t>(n), 0.0);
 }
 
-void NDArray::set(int64_t i, double v) { data_[static_cast<size_t>(i)] = roundTo(dtype_, v); }
+void NDArray::set(int64_t i, double v) {
+  data_[static_cast<size_t>(i)] = roundTo(dtype_, v);
+}
 
 NDArray NDArray::random(DType dtype, Shape shape, Rng& rng, double lo, double hi) {
   NDArray a(dtype, std::move(shape));
@@ -73,8 +75,8 @@ protected:
       for (size_t d = 0; d < idx.size(); ++d) {
         int64_t v = static_cast<int64_t>(idx[d](s));
         WM_CHECK(v >= 0 && v < shape[d])
-            << "interpreter: read of " << name << " out of bounds: index " << v << " in dim "
-            << d << " of extent " << shape[d];
+            << "interpreter: read of " << name << " out of bounds: index " << v << " in dim " << d
+            << " of extent " << shape[d];
         flat = flat * shape[d] + v;
       }
       return buf->data()[flat];
@@ -150,9 +152,9 @@ std::vector<NDArray> evaluate(const ComputeDAG& dag, const std::vector<NDArray>&
     const auto& op = dag.op(static_cast<int>(i));
     if (op.isPlaceholder()) {
       const NDArray& in = inputs[next++];
-      WM_CHECK(in.shape() == op.shape) << "evaluate: input " << op.name << " has shape "
-                                       << typeString(in.dtype(), in.shape()) << ", expected "
-                                       << typeString(op.dtype, op.shape);
+      WM_CHECK(in.shape() == op.shape)
+          << "evaluate: input " << op.name << " has shape " << typeString(in.dtype(), in.shape())
+          << ", expected " << typeString(op.dtype, op.shape);
       buffers[i] = in;
     } else {
       evaluateOp(dag, static_cast<int>(i), buffers);

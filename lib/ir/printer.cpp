@@ -52,8 +52,10 @@ void print(std::ostream& os, const Expr& e) {
   switch (e.kind()) {
   case ExprKind::IntImm: {
     auto* n = e.as<IntImmNode>();
-    if (n->dtype == DType::Bool) os << (n->value ? "true" : "false");
-    else os << n->value;
+    if (n->dtype == DType::Bool)
+      os << (n->value ? "true" : "false");
+    else
+      os << n->value;
     if (n->dtype == DType::I32) os << "i32";
     return;
   }

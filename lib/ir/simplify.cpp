@@ -16,7 +16,6 @@ namespace wm::ir {
 
 namespace {
 
-
 bool isConstFloat(const Expr& e, double* v) {
   if (auto* f = e.as<FloatImmNode>()) {
     *v = f->value;
@@ -25,7 +24,9 @@ bool isConstFloat(const Expr& e, double* v) {
   return false;
 }
 
-double roundFloat(DType t, double v) { return t == DType::F32 ? double(float(v)) : v; }
+double roundFloat(DType t, double v) {
+  return t == DType::F32 ? double(float(v)) : v;
+}
 
 /// Structural equality with variables compared by identity.
 bool deepEqual(const Expr& a, const Expr& b) {
@@ -134,8 +135,10 @@ Expr fromLinear(const Linear& l, DType t) {
     if (coef == 0) continue;
     int64_t mag = coef < 0 ? -coef : coef;
     Expr term = mag == 1 ? atom : binary(BinaryOp::Mul, atom, intImm(mag, t));
-    if (!out.defined()) out = coef < 0 ? binary(BinaryOp::Sub, intImm(0, t), term) : term;
-    else out = binary(coef < 0 ? BinaryOp::Sub : BinaryOp::Add, out, term);
+    if (!out.defined())
+      out = coef < 0 ? binary(BinaryOp::Sub, intImm(0, t), term) : term;
+    else
+      out = binary(coef < 0 ? BinaryOp::Sub : BinaryOp::Add, out, term);
   }
   if (!out.defined()) return intImm(l.constant, t);
   if (l.constant > 0) out = binary(BinaryOp::Add, out, intImm(l.constant, t));
@@ -300,7 +303,8 @@ public:
         return intImm(x, op->dtype);
       }
     }
-    if (isConstFloat(v, &f) && isFloat(op->dtype)) return floatImm(roundFloat(op->dtype, f), op->dtype);
+    if (isConstFloat(v, &f) && isFloat(op->dtype))
+      return floatImm(roundFloat(op->dtype, f), op->dtype);
     return v.same(op->value) ? self : cast(op->dtype, v);
   }
 
@@ -333,8 +337,10 @@ private:
   void splitByDivisor(const Expr& a, int64_t c, Linear* divisible, Linear* rest) {
     Linear l = toLinear(a);
     for (auto& [atom, coef] : l.terms) {
-      if (coef % c == 0) divisible->addTerm(atom, coef / c);
-      else rest->addTerm(atom, coef);
+      if (coef % c == 0)
+        divisible->addTerm(atom, coef / c);
+      else
+        rest->addTerm(atom, coef);
     }
     int64_t q = floorDiv(l.constant, c);
     divisible->constant = q;
@@ -422,8 +428,10 @@ bool boundOf(const Expr& e, const VarBounds& bounds, IntBound* out) {
       return true;
     case BinaryOp::Mod:
       if (!ky || y.lo != y.hi || y.lo <= 0) return false;
-      if (kx && x.lo >= 0 && x.hi < y.lo) *out = x;
-      else *out = {0, y.lo - 1};
+      if (kx && x.lo >= 0 && x.hi < y.lo)
+        *out = x;
+      else
+        *out = {0, y.lo - 1};
       return true;
     case BinaryOp::Min:
       if (!kx || !ky) return false;
@@ -444,6 +452,8 @@ bool boundOf(const Expr& e, const VarBounds& bounds, IntBound* out) {
   return false;
 }
 
-Expr simplify(const Expr& e, const VarBounds& bounds) { return Simplifier(bounds).mutate(e); }
+Expr simplify(const Expr& e, const VarBounds& bounds) {
+  return Simplifier(bounds).mutate(e);
+}
 
 } // namespace wm::ir

@@ -109,8 +109,8 @@ Tensor compute(std::string name, std::string tag, Shape shape, const ComputeFn& 
   return finishCompute(op);
 }
 
-Tensor reduce(std::string name, std::string tag, Shape shape, ReduceKind kind,
-              Shape reduceExtents, const ReduceFn& f, std::vector<std::string> axisNames,
+Tensor reduce(std::string name, std::string tag, Shape shape, ReduceKind kind, Shape reduceExtents,
+              const ReduceFn& f, std::vector<std::string> axisNames,
               std::vector<std::string> reduceNames) {
   checkShape(name, shape);
   checkShape(name + " (reduction)", reduceExtents);

@@ -29,13 +29,17 @@ void ExprVisitor::visitLogical(const LogicalNode* op) {
   visit(op->a);
   visit(op->b);
 }
-void ExprVisitor::visitNot(const NotNode* op) { visit(op->a); }
+void ExprVisitor::visitNot(const NotNode* op) {
+  visit(op->a);
+}
 void ExprVisitor::visitSelect(const SelectNode* op) {
   visit(op->cond);
   visit(op->t);
   visit(op->f);
 }
-void ExprVisitor::visitCast(const CastNode* op) { visit(op->value); }
+void ExprVisitor::visitCast(const CastNode* op) {
+  visit(op->value);
+}
 void ExprVisitor::visitCall(const CallNode* op) {
   for (auto& a : op->args) visit(a);
 }
@@ -57,9 +61,15 @@ Expr ExprMutator::mutate(const Expr& e) {
   return e;
 }
 
-Expr ExprMutator::mutateIntImm(const IntImmNode*, const Expr& self) { return self; }
-Expr ExprMutator::mutateFloatImm(const FloatImmNode*, const Expr& self) { return self; }
-Expr ExprMutator::mutateVar(const VarNode*, const Expr& self) { return self; }
+Expr ExprMutator::mutateIntImm(const IntImmNode*, const Expr& self) {
+  return self;
+}
+Expr ExprMutator::mutateFloatImm(const FloatImmNode*, const Expr& self) {
+  return self;
+}
+Expr ExprMutator::mutateVar(const VarNode*, const Expr& self) {
+  return self;
+}
 Expr ExprMutator::mutateBinary(const BinaryNode* op, const Expr& self) {
   Expr a = mutate(op->a), b = mutate(op->b);
   if (a.same(op->a) && b.same(op->b)) return self;

@@ -52,7 +52,8 @@ public:
     if (it != bufIndex_.end()) return it->second;
     int k = static_cast<int>(storage_.size());
     bufIndex_[b.get()] = k;
-    storage_.emplace_back(static_cast<size_t>(b->allocElements()), std::numeric_limits<double>::quiet_NaN());
+    storage_.emplace_back(static_cast<size_t>(b->allocElements()),
+                          std::numeric_limits<double>::quiet_NaN());
     return k;
   }
   std::vector<double>& storage(const Buffer& b) { return storage_[bufferIndex(b)]; }
@@ -95,8 +96,10 @@ public:
       Fn c = compile(n->cond);
       Exec t = compileStmt(n->then), e = compileStmt(n->otherwise);
       return [c, t, e](double* sl) {
-        if (c(sl) != 0) t(sl);
-        else e(sl);
+        if (c(sl) != 0)
+          t(sl);
+        else
+          e(sl);
       };
     }
     case StmtKind::Seq: {
@@ -114,7 +117,8 @@ public:
 protected:
   Fn compileVar(const VarNode* v) override {
     auto it = slots_.find(v);
-    WM_CHECK(it != slots_.end()) << "loop interpreter: variable " << v->name << " is not a loop variable in scope";
+    WM_CHECK(it != slots_.end()) << "loop interpreter: variable " << v->name
+                                 << " is not a loop variable in scope";
     int s = it->second;
     return [s](const double* sl) { return sl[s]; };
   }
@@ -125,7 +129,8 @@ protected:
   }
 
 private:
-  std::function<int64_t(const double*)> compileAddress(const Buffer& b, const std::vector<Expr>& indices) {
+  std::function<int64_t(const double*)> compileAddress(const Buffer& b,
+                                                       const std::vector<Expr>& indices) {
     std::vector<Fn> idx;
     for (auto& i : indices) idx.push_back(compile(i));
     Buffer buf = b;
@@ -133,9 +138,9 @@ private:
       int64_t flat = 0;
       for (size_t d = 0; d < idx.size(); ++d) {
         int64_t v = static_cast<int64_t>(idx[d](sl));
-        WM_CHECK(v >= 0 && v < buf->shape[d]) << "loop interpreter: access of " << buf->name
-                                             << " out of bounds: index " << v << " in dim " << d
-                                             << " of extent " << buf->shape[d];
+        WM_CHECK(v >= 0 && v < buf->shape[d])
+            << "loop interpreter: access of " << buf->name << " out of bounds: index " << v
+            << " in dim " << d << " of extent " << buf->shape[d];
         flat += v * buf->strides[d];
       }
       return flat;
@@ -158,7 +163,8 @@ std::vector<NDArray> runLowered(const LoweredFunc& f, const std::vector<NDArray>
   r.collect(f.body);
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Buffer& b = f.inputs[i];
-    WM_CHECK(inputs[i].shape() == b->shape) << "runLowered: input " << b->name << " has the wrong shape";
+    WM_CHECK(inputs[i].shape() == b->shape)
+        << "runLowered: input " << b->name << " has the wrong shape";
     auto& mem = r.storage(b);
     // Inputs are dense row-major.
     std::copy(inputs[i].values().begin(), inputs[i].values().end(), mem.begin());

@@ -21,7 +21,8 @@ LoweredFunc lower(const sched::State& state, const LowerOptions& opts) {
     if (opts.log && opts.timePasses)
       *opts.log << "pass " << std::left << std::setw(14) << name << std::right << std::fixed
                 << std::setprecision(3) << dt.count() << " ms\n";
-    if (opts.log && opts.printAfterAll) *opts.log << "// after " << name << "\n" << toString(f.body) << "\n";
+    if (opts.log && opts.printAfterAll)
+      *opts.log << "// after " << name << "\n" << toString(f.body) << "\n";
   };
   // infer_bound runs inside schedule_ops, on a private copy of the state.
   run("schedule_ops", [&] { return scheduleOps(state, &f); });

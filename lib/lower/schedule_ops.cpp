@@ -49,7 +49,8 @@ public:
       nests.push_back(emitStage(i));
     }
     Stmt body = makeSeq(nests);
-    for (auto it = topAllocs_.rbegin(); it != topAllocs_.rend(); ++it) body = makeAllocate(*it, body);
+    for (auto it = topAllocs_.rbegin(); it != topAllocs_.rend(); ++it)
+      body = makeAllocate(*it, body);
     return body;
   }
 
@@ -96,7 +97,8 @@ private:
         Expr e = ExprMutator::mutateTensorRead(op, self);
         auto* r = e.as<TensorReadNode>();
         int j = nb_.s_.stageOf(r->tensor.get());
-        WM_CHECK(j >= 0 && nb_.bufs_[j]) << "lowering: read of " << r->tensor->name << " has no buffer";
+        WM_CHECK(j >= 0 && nb_.bufs_[j])
+            << "lowering: read of " << r->tensor->name << " has no buffer";
         std::vector<Expr> idx = r->indices;
         const auto& reg = nb_.b_.regions[j];
         if (nb_.s_.stage(j).loc == ComputeLoc::At)
@@ -169,7 +171,8 @@ private:
       ForKind k = forKindOf(it.annotation);
       Stmt loop = makeFor(vars[st.leaves[pos]], it.extent, k,
                           k == ForKind::ThreadBound ? annotationName(it.annotation) : "", body);
-      if (it.autoUnrollMaxStep >= 0) loop = makeAttr("auto_unroll_max_step", it.autoUnrollMaxStep, loop);
+      if (it.autoUnrollMaxStep >= 0)
+        loop = makeAttr("auto_unroll_max_step", it.autoUnrollMaxStep, loop);
       return loop;
     };
     Stmt initNest;

@@ -51,6 +51,8 @@ private:
 
 } // namespace
 
-Stmt simplifyStmt(const Stmt& s) { return Simplify().mutate(s); }
+Stmt simplifyStmt(const Stmt& s) {
+  return Simplify().mutate(s);
+}
 
 } // namespace wm::lower

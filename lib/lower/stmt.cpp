@@ -24,7 +24,8 @@ Stmt makeFor(Var var, int64_t extent, ForKind kind, std::string threadTag, Stmt 
   WM_CHECK(extent >= 1) << "loop " << var.name() << " of extent " << extent;
   WM_CHECK(body.defined()) << "loop " << var.name() << " without body";
   WM_CHECK((kind == ForKind::ThreadBound) == !threadTag.empty()) << "thread tag mismatch";
-  return Stmt(std::make_shared<ForNode>(std::move(var), extent, kind, std::move(threadTag), std::move(body)));
+  return Stmt(std::make_shared<ForNode>(std::move(var), extent, kind, std::move(threadTag),
+                                        std::move(body)));
 }
 
 Stmt makeStore(Buffer b, std::vector<Expr> indices, Expr value) {
@@ -43,15 +44,18 @@ Stmt makeAllocate(Buffer b, Stmt body) {
 Stmt makeIf(Expr cond, Stmt then, Stmt otherwise) {
   WM_CHECK(cond.dtype() == DType::Bool) << "if condition is not bool";
   WM_CHECK(then.defined()) << "if without a then branch";
-  return Stmt(std::make_shared<IfThenElseNode>(std::move(cond), std::move(then), std::move(otherwise)));
+  return Stmt(
+      std::make_shared<IfThenElseNode>(std::move(cond), std::move(then), std::move(otherwise)));
 }
 
 Stmt makeSeq(std::vector<Stmt> stmts) {
   std::vector<Stmt> flat;
   for (auto& s : stmts) {
     if (!s.defined()) continue;
-    if (auto* q = s.as<SeqNode>()) flat.insert(flat.end(), q->stmts.begin(), q->stmts.end());
-    else flat.push_back(s);
+    if (auto* q = s.as<SeqNode>())
+      flat.insert(flat.end(), q->stmts.begin(), q->stmts.end());
+    else
+      flat.push_back(s);
   }
   if (flat.size() == 1) return flat[0];
   return Stmt(std::make_shared<SeqNode>(std::move(flat)));
@@ -131,8 +135,10 @@ void print(std::ostream& os, const Stmt& s, int indent) {
   case StmtKind::For: {
     auto* n = s.as<ForNode>();
     os << pad << "for " << n->var.name() << " in [0, " << n->extent << ")";
-    if (n->forKind == ForKind::ThreadBound) os << " " << n->threadTag;
-    else if (n->forKind != ForKind::Serial) os << " " << forKindName(n->forKind);
+    if (n->forKind == ForKind::ThreadBound)
+      os << " " << n->threadTag;
+    else if (n->forKind != ForKind::Serial)
+      os << " " << forKindName(n->forKind);
     os << "\n";
     print(os, n->body, indent + 1);
     return;
@@ -146,8 +152,8 @@ void print(std::ostream& os, const Stmt& s, int indent) {
   }
   case StmtKind::Allocate: {
     auto* n = s.as<AllocateNode>();
-    os << pad << "allocate " << n->buffer->name << ": " << typeString(n->buffer->dtype, n->buffer->shape)
-       << " " << memScopeName(n->buffer->scope);
+    os << pad << "allocate " << n->buffer->name << ": "
+       << typeString(n->buffer->dtype, n->buffer->shape) << " " << memScopeName(n->buffer->scope);
     bool rowMajor = true;
     int64_t st = 1;
     for (size_t d = n->buffer->shape.size(); d-- > 0;) {
@@ -156,7 +162,8 @@ void print(std::ostream& os, const Stmt& s, int indent) {
     }
     if (!rowMajor) {
       os << " strides [";
-      for (size_t d = 0; d < n->buffer->strides.size(); ++d) os << (d ? ", " : "") << n->buffer->strides[d];
+      for (size_t d = 0; d < n->buffer->strides.size(); ++d)
+        os << (d ? ", " : "") << n->buffer->strides[d];
       os << "]";
     }
     os << "\n";

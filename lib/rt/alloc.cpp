@@ -10,10 +10,13 @@ void* wm_alloc(int64_t bytes) {
   size_t size = static_cast<size_t>(bytes > 0 ? (bytes + a - 1) / a * a : a);
   void* p = std::aligned_alloc(static_cast<size_t>(a), size);
   if (!p) {
-    std::fprintf(stderr, "wmtune kernel: out of memory allocating %lld bytes\n", static_cast<long long>(bytes));
+    std::fprintf(stderr, "wmtune kernel: out of memory allocating %lld bytes\n",
+                 static_cast<long long>(bytes));
     std::abort();
   }
   return p;
 }
-void wm_free(void* p) { std::free(p); }
+void wm_free(void* p) {
+  std::free(p);
+}
 }

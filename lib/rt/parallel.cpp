@@ -118,8 +118,12 @@ private:
 
 } // namespace
 
-void setNumThreads(int n) { Pool::get().setThreads(n); }
-int numThreads() { return Pool::get().threads(); }
+void setNumThreads(int n) {
+  Pool::get().setThreads(n);
+}
+int numThreads() {
+  return Pool::get().threads();
+}
 
 } // namespace wm::rt
 

@@ -17,15 +17,26 @@ void storeElements(void* dst, const ir::NDArray& a) {
   const double* src = a.data();
   int64_t n = a.size();
   switch (a.dtype()) {
-  case DType::F32: for (int64_t i = 0; i < n; ++i) static_cast<float*>(dst)[i] = static_cast<float>(src[i]); break;
-  case DType::F16: for (int64_t i = 0; i < n; ++i) static_cast<_Float16*>(dst)[i] = static_cast<_Float16>(src[i]); break;
-  case DType::I32: for (int64_t i = 0; i < n; ++i) static_cast<int32_t*>(dst)[i] = static_cast<int32_t>(src[i]); break;
-  case DType::I64: for (int64_t i = 0; i < n; ++i) static_cast<int64_t*>(dst)[i] = static_cast<int64_t>(src[i]); break;
-  case DType::Bool: for (int64_t i = 0; i < n; ++i) static_cast<uint8_t*>(dst)[i] = src[i] != 0; break;
+  case DType::F32:
+    for (int64_t i = 0; i < n; ++i) static_cast<float*>(dst)[i] = static_cast<float>(src[i]);
+    break;
+  case DType::F16:
+    for (int64_t i = 0; i < n; ++i) static_cast<_Float16*>(dst)[i] = static_cast<_Float16>(src[i]);
+    break;
+  case DType::I32:
+    for (int64_t i = 0; i < n; ++i) static_cast<int32_t*>(dst)[i] = static_cast<int32_t>(src[i]);
+    break;
+  case DType::I64:
+    for (int64_t i = 0; i < n; ++i) static_cast<int64_t*>(dst)[i] = static_cast<int64_t>(src[i]);
+    break;
+  case DType::Bool:
+    for (int64_t i = 0; i < n; ++i) static_cast<uint8_t*>(dst)[i] = src[i] != 0;
+    break;
   }
 }
 
-ir::NDArray loadElements(const void* src, DType t, const ir::Shape& shape, const std::vector<int64_t>& strides) {
+ir::NDArray loadElements(const void* src, DType t, const ir::Shape& shape,
+                         const std::vector<int64_t>& strides) {
   ir::NDArray a(t, shape);
   std::vector<int64_t> idx(shape.size(), 0);
   for (int64_t flat = 0; flat < a.size(); ++flat) {
@@ -51,15 +62,20 @@ ir::NDArray loadElements(const void* src, DType t, const ir::Shape& shape, const
   return a;
 }
 
-void HostBuffer::Free::operator()(void* p) const { std::free(p); }
+void HostBuffer::Free::operator()(void* p) const {
+  std::free(p);
+}
 
-HostBuffer::HostBuffer(DType dtype, const ir::Shape& shape, int64_t allocElements) : dtype_(dtype), shape_(shape) {
+HostBuffer::HostBuffer(DType dtype, const ir::Shape& shape, int64_t allocElements)
+    : dtype_(dtype), shape_(shape) {
   int64_t n = 1;
   for (int64_t d : shape)
-    if (d < 0 || !checkedMul(n, d, &n)) WM_USER_ERROR() << "a buffer of shape " << ir::typeString(dtype, shape) << " is too large";
+    if (d < 0 || !checkedMul(n, d, &n))
+      WM_USER_ERROR() << "a buffer of shape " << ir::typeString(dtype, shape) << " is too large";
   elements_ = allocElements >= 0 ? allocElements : n;
   if (!checkedMul(elements_, ir::storageBytes(dtype), &bytes_) || bytes_ > (int64_t(1) << 46))
-    WM_USER_ERROR() << "a buffer of " << elements_ << " " << ir::dtypeName(dtype) << " elements is too large";
+    WM_USER_ERROR() << "a buffer of " << elements_ << " " << ir::dtypeName(dtype)
+                    << " elements is too large";
   constexpr int64_t a = rt::kBufferAlignment;
   size_t size = static_cast<size_t>(bytes_ > 0 ? (bytes_ + a - 1) / a * a : a);
   mem_.reset(std::aligned_alloc(static_cast<size_t>(a), size));
@@ -73,7 +89,9 @@ HostBuffer HostBuffer::from(const ir::NDArray& a) {
   return b;
 }
 
-HostBuffer HostBuffer::raw(int64_t bytes) { return HostBuffer(DType::Bool, {std::max<int64_t>(1, bytes)}); }
+HostBuffer HostBuffer::raw(int64_t bytes) {
+  return HostBuffer(DType::Bool, {std::max<int64_t>(1, bytes)});
+}
 
 ir::NDArray HostBuffer::toNDArray(const std::vector<int64_t>& strides) const {
   return loadElements(data(), dtype_, shape_, strides);

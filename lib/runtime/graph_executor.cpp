@@ -1,14 +1,14 @@
 // Whole-model execution (see graph_executor.h).
-#include <wm/runtime/graph_executor.h>
-
 #include <wm/codegen/codegen.h>
 #include <wm/ir/printer.h>
 #include <wm/lower/lower.h>
-#include <wm/runtime/buffer.h>
 #include <wm/rt/parallel.h>
+#include <wm/runtime/buffer.h>
+#include <wm/runtime/graph_executor.h>
 #include <wm/schedule/default_schedule.h>
 #include <wm/schedule/steps.h>
 #include <wm/support/error.h>
+
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -21,7 +21,9 @@ using frontend::PValue;
 
 namespace {
 
-int64_t bytesOf(const PValue& v) { return v.numElements() * ir::storageBytes(v.dtype); }
+int64_t bytesOf(const PValue& v) {
+  return v.numElements() * ir::storageBytes(v.dtype);
+}
 
 } // namespace
 
@@ -37,7 +39,8 @@ struct GraphExecutor::Impl {
 
   Impl(const frontend::Program& prog, const frontend::ModelPlan& pl) : p(prog), plan(pl) {}
 
-  void compile(const std::map<std::string, std::vector<sched::Step>>& schedules, const target::Target& target) {
+  void compile(const std::map<std::string, std::vector<sched::Step>>& schedules,
+               const target::Target& target) {
     auto t0 = std::chrono::steady_clock::now();
     for (auto& task : plan.tasks) {
       sched::ReplayResult r;
@@ -45,15 +48,20 @@ struct GraphExecutor::Impl {
       bool tuned = false;
       if (it != schedules.end()) {
         r = sched::replay(task.dag, it->second);
-        if (r.error.empty()) tuned = true;
-        else spdlog::warn("task {}: the logged schedule does not replay (step {}: {}); using the default", task.key, r.failedStep, r.error);
+        if (r.error.empty())
+          tuned = true;
+        else
+          spdlog::warn(
+              "task {}: the logged schedule does not replay (step {}: {}); using the default",
+              task.key, r.failedStep, r.error);
       }
       if (!tuned) {
         r = sched::replay(task.dag, sched::defaultSchedule(task.dag));
         WM_CHECK(r.error.empty()) << "default schedule of task " << task.key << ": " << r.error;
       }
       lower::LoweredFunc f = lower::lower(r.state);
-      WM_CHECK(f.outputs.size() == 1) << "task " << task.key << " has " << f.outputs.size() << " outputs";
+      WM_CHECK(f.outputs.size() == 1)
+          << "task " << task.key << " has " << f.outputs.size() << " outputs";
       const ir::Buffer& out = f.outputs[0];
       WM_CHECK(out->allocElements() == task.dag.outputs()[0]->numElements())
           << "task " << task.key << ": the schedule pads its output buffer";
@@ -61,7 +69,8 @@ struct GraphExecutor::Impl {
       stats.tunedKernels += tuned;
     }
     stats.kernels = static_cast<int>(kernels.size());
-    stats.compileSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    stats.compileSeconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
 
   void planBuffers() {
@@ -87,7 +96,11 @@ struct GraphExecutor::Impl {
       }
     }
     // group outputs: slots reused after their last reader
-    struct Slot { size_t storage; int64_t bytes; int busyUntil; };
+    struct Slot {
+      size_t storage;
+      int64_t bytes;
+      int busyUntil;
+    };
     std::vector<Slot> slots;
     for (int g = 0; g < ng; ++g) {
       int v = plan.groups[g].output;
@@ -135,7 +148,9 @@ GraphExecutor::GraphExecutor(const frontend::Program& program, const frontend::M
 
 GraphExecutor::~GraphExecutor() = default;
 
-const ExecutorStats& GraphExecutor::stats() const { return impl_->stats; }
+const ExecutorStats& GraphExecutor::stats() const {
+  return impl_->stats;
+}
 
 void GraphExecutor::runKernels() {
   rt::setNumThreads(impl_->threads);
@@ -146,11 +161,13 @@ void GraphExecutor::runKernels() {
 std::vector<ir::NDArray> GraphExecutor::run(const std::vector<ir::NDArray>& inputs) {
   const auto& p = impl_->p;
   if (inputs.size() != p.inputs.size())
-    WM_USER_ERROR() << p.path << ": the model has " << p.inputs.size() << " inputs, got " << inputs.size();
+    WM_USER_ERROR() << p.path << ": the model has " << p.inputs.size() << " inputs, got "
+                    << inputs.size();
   for (size_t i = 0; i < inputs.size(); ++i) {
     const PValue& v = p.values[p.inputs[i]];
     if (inputs[i].shape() != v.shape || inputs[i].dtype() != v.dtype)
-      WM_USER_ERROR() << p.path << ": input '" << v.name << "' is " << ir::typeString(v.dtype, v.shape) << ", got "
+      WM_USER_ERROR() << p.path << ": input '" << v.name << "' is "
+                      << ir::typeString(v.dtype, v.shape) << ", got "
                       << ir::typeString(inputs[i].dtype(), inputs[i].shape());
     storeElements(impl_->ptr[p.inputs[i]], inputs[i]);
   }

@@ -8,8 +8,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include <csignal>
-#include <cstring>
 #include <poll.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -18,6 +16,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <csignal>
+#include <cstring>
 
 extern char** environ;
 
@@ -49,13 +49,17 @@ const OptionTable<MeasureOptions>& measureOptionTable() {
   static const OptionTable<M> t = {
       {"warmup", "--warmup", "Untimed runs before timing", &M::warmup, 0, 1e6},
       {"min_repeat", "--repeat", "Minimum number of timed runs", &M::minRepeat, 1, 1e9},
-      {"min_repeat_ms", "--min-ms", "Minimum total time of the timed runs (ms)", &M::minRepeatMs, 0, 1e9},
+      {"min_repeat_ms", "--min-ms", "Minimum total time of the timed runs (ms)", &M::minRepeatMs, 0,
+       1e9},
       {"max_repeat", "--max-repeat", "Maximum number of timed runs", &M::maxRepeat, 1, 1e9},
       {"flush_cache", "--flush", "Flush the caches before each timed run", &M::flushCache},
-      {"build_timeout_s", "--build-timeout", "Seconds a build may take", &M::buildTimeoutS, 0.001, 1e6},
+      {"build_timeout_s", "--build-timeout", "Seconds a build may take", &M::buildTimeoutS, 0.001,
+       1e6},
       {"run_timeout_s", "--run-timeout", "Seconds a run may take", &M::runTimeoutS, 0.001, 1e6},
-      {"tolerance", "--tolerance", "Largest relative error against the reference", &M::tolerance, 0, 1e300},
-      {"slow_run_s", "--slow-run", "Seconds after which a candidate's first run is its only run", &M::slowRunS, 0, 1e6},
+      {"tolerance", "--tolerance", "Largest relative error against the reference", &M::tolerance, 0,
+       1e300},
+      {"slow_run_s", "--slow-run", "Seconds after which a candidate's first run is its only run",
+       &M::slowRunS, 0, 1e6},
       {"input_seed", "--input-seed", "Seed of the random inputs", &M::inputSeed},
   };
   return t;
@@ -130,7 +134,8 @@ public:
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, toChild[0], 0);
     posix_spawn_file_actions_adddup2(&fa, fromChild[1], 1);
-    for (int fd : {toChild[0], toChild[1], fromChild[0], fromChild[1]}) posix_spawn_file_actions_addclose(&fa, fd);
+    for (int fd : {toChild[0], toChild[1], fromChild[0], fromChild[1]})
+      posix_spawn_file_actions_addclose(&fa, fd);
     std::string arg0 = exe, arg1 = "worker";
     char* argv[] = {arg0.data(), arg1.data(), nullptr};
     // Its own process group: a Ctrl-C of the tuner must not kill a measurement in flight.
@@ -176,7 +181,9 @@ public:
         buf_.erase(0, nl + 1);
         return Read::Line;
       }
-      auto left = std::chrono::duration<double, std::milli>(deadline - std::chrono::steady_clock::now()).count();
+      auto left =
+          std::chrono::duration<double, std::milli>(deadline - std::chrono::steady_clock::now())
+              .count();
       if (left <= 0) return Read::Timeout;
       pollfd p{from_, POLLIN, 0};
       int r = poll(&p, 1, static_cast<int>(std::min(left, 1e9)) + 1);
@@ -196,7 +203,9 @@ public:
     waitpid(pid_, &status, 0);
     pid_ = -1;
     closeFds();
-    if (WIFSIGNALED(status)) return std::string("worker killed by signal ") + std::to_string(WTERMSIG(status)) + " (" + strsignal(WTERMSIG(status)) + ")";
+    if (WIFSIGNALED(status))
+      return std::string("worker killed by signal ") + std::to_string(WTERMSIG(status)) + " (" +
+             strsignal(WTERMSIG(status)) + ")";
     if (WIFEXITED(status)) return "worker exited with code " + std::to_string(WEXITSTATUS(status));
     return "worker ended";
   }
@@ -258,8 +267,10 @@ private:
       auto r = worker_.readLine(&line, built ? opts_.runTimeoutS : opts_.buildTimeoutS);
       if (r == WorkerProcess::Read::Timeout) {
         worker_.stop();
-        return built ? fail(MeasureError::RunTimeout, "run exceeded " + std::to_string(opts_.runTimeoutS) + " s")
-                     : fail(MeasureError::BuildTimeout, "build exceeded " + std::to_string(opts_.buildTimeoutS) + " s");
+        return built ? fail(MeasureError::RunTimeout,
+                            "run exceeded " + std::to_string(opts_.runTimeoutS) + " s")
+                     : fail(MeasureError::BuildTimeout,
+                            "build exceeded " + std::to_string(opts_.buildTimeoutS) + " s");
       }
       if (r == WorkerProcess::Read::Eof) {
         std::string why = worker_.reap();
@@ -309,7 +320,8 @@ public:
   std::vector<MeasureResult> measure(const std::vector<MeasureInput>& inputs) override {
     std::vector<MeasureResult> out;
     for (auto& in : inputs) {
-      uint64_t h = StableHasher().addString(in.workload).addString(sched::stepsToJson(in.steps)).value();
+      uint64_t h =
+          StableHasher().addString(in.workload).addString(sched::stepsToJson(in.steps)).value();
       MeasureResult r;
       r.error = MeasureError::None;
       r.costs = {1e-3 * (1.0 + static_cast<double>(h % 100003) / 100003.0)};
@@ -322,9 +334,12 @@ public:
 
 } // namespace
 
-std::unique_ptr<Measurer> makeSimulatedMeasurer() { return std::make_unique<SimulatedMeasurer>(); }
+std::unique_ptr<Measurer> makeSimulatedMeasurer() {
+  return std::make_unique<SimulatedMeasurer>();
+}
 
-std::unique_ptr<Measurer> makeWorkerMeasurer(const MeasureOptions& opts, const target::Target& target,
+std::unique_ptr<Measurer> makeWorkerMeasurer(const MeasureOptions& opts,
+                                             const target::Target& target,
                                              const std::string& workerExe) {
   return std::make_unique<WorkerMeasurer>(opts, target, workerExe);
 }

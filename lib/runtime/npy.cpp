@@ -38,22 +38,27 @@ ir::NDArray readNpy(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   std::string s = ss.str();
-  if (s.size() < 10 || s.compare(0, 6, "\x93NUMPY") != 0) WM_USER_ERROR() << path << ": not a .npy file";
+  if (s.size() < 10 || s.compare(0, 6, "\x93NUMPY") != 0)
+    WM_USER_ERROR() << path << ": not a .npy file";
   int major = static_cast<unsigned char>(s[6]);
   size_t hlen, off;
   if (major == 1) {
-    hlen = static_cast<unsigned char>(s[8]) | (static_cast<size_t>(static_cast<unsigned char>(s[9])) << 8);
+    hlen = static_cast<unsigned char>(s[8]) |
+           (static_cast<size_t>(static_cast<unsigned char>(s[9])) << 8);
     off = 10;
   } else {
     if (s.size() < 12) WM_USER_ERROR() << path << ": truncated .npy header";
     hlen = 0;
-    for (int i = 0; i < 4; ++i) hlen |= static_cast<size_t>(static_cast<unsigned char>(s[8 + i])) << (8 * i);
+    for (int i = 0; i < 4; ++i)
+      hlen |= static_cast<size_t>(static_cast<unsigned char>(s[8 + i])) << (8 * i);
     off = 12;
   }
   if (s.size() < off + hlen) WM_USER_ERROR() << path << ": truncated .npy header";
   std::string header = s.substr(off, hlen);
-  std::string descr = field(header, "descr"), order = field(header, "fortran_order"), shape = field(header, "shape");
-  if (order.find("True") != std::string::npos) WM_USER_ERROR() << path << ": Fortran-order arrays are not supported";
+  std::string descr = field(header, "descr"), order = field(header, "fortran_order"),
+              shape = field(header, "shape");
+  if (order.find("True") != std::string::npos)
+    WM_USER_ERROR() << path << ": Fortran-order arrays are not supported";
   if (shape.empty()) WM_USER_ERROR() << path << ": no shape in the .npy header";
   ir::Shape dims;
   std::string inner = shape.substr(1, shape.size() - 2);
@@ -66,33 +71,58 @@ ir::NDArray readNpy(const std::string& path) {
   }
   ir::DType t;
   size_t esize;
-  if (descr == "<f4") { t = ir::DType::F32; esize = 4; }
-  else if (descr == "<f8") { t = ir::DType::F32; esize = 8; }
-  else if (descr == "<i4") { t = ir::DType::I32; esize = 4; }
-  else if (descr == "<i8") { t = ir::DType::I64; esize = 8; }
-  else if (descr == "|b1") { t = ir::DType::Bool; esize = 1; }
-  else WM_USER_ERROR() << path << ": element type '" << descr << "' is not supported (<f4, <f8, <i4, <i8, |b1 are)";
+  if (descr == "<f4") {
+    t = ir::DType::F32;
+    esize = 4;
+  } else if (descr == "<f8") {
+    t = ir::DType::F32;
+    esize = 8;
+  } else if (descr == "<i4") {
+    t = ir::DType::I32;
+    esize = 4;
+  } else if (descr == "<i8") {
+    t = ir::DType::I64;
+    esize = 8;
+  } else if (descr == "|b1") {
+    t = ir::DType::Bool;
+    esize = 1;
+  } else
+    WM_USER_ERROR() << path << ": element type '" << descr
+                    << "' is not supported (<f4, <f8, <i4, <i8, |b1 are)";
   ir::NDArray a(t, dims);
   size_t data = off + hlen;
   if (s.size() != data + static_cast<size_t>(a.size()) * esize)
-    WM_USER_ERROR() << path << ": holds " << (s.size() - data) << " data bytes, the shape needs " << a.size() * static_cast<int64_t>(esize);
+    WM_USER_ERROR() << path << ": holds " << (s.size() - data) << " data bytes, the shape needs "
+                    << a.size() * static_cast<int64_t>(esize);
   const char* p = s.data() + data;
-  if (descr == "<f4") readValues<float>(p, &a);
-  else if (descr == "<f8") readValues<double>(p, &a);
-  else if (descr == "<i4") readValues<int32_t>(p, &a);
-  else if (descr == "<i8") readValues<int64_t>(p, &a);
-  else readValues<uint8_t>(p, &a);
+  if (descr == "<f4")
+    readValues<float>(p, &a);
+  else if (descr == "<f8")
+    readValues<double>(p, &a);
+  else if (descr == "<i4")
+    readValues<int32_t>(p, &a);
+  else if (descr == "<i8")
+    readValues<int64_t>(p, &a);
+  else
+    readValues<uint8_t>(p, &a);
   return a;
 }
 
 void writeNpy(const std::string& path, const ir::NDArray& a) {
-  const char* descr = a.dtype() == ir::DType::F32 ? "<f4" : a.dtype() == ir::DType::I32 ? "<i4"
-                    : a.dtype() == ir::DType::I64 ? "<i8" : a.dtype() == ir::DType::Bool ? "|b1" : nullptr;
+  const char* descr = a.dtype() == ir::DType::F32    ? "<f4"
+                      : a.dtype() == ir::DType::I32  ? "<i4"
+                      : a.dtype() == ir::DType::I64  ? "<i8"
+                      : a.dtype() == ir::DType::Bool ? "|b1"
+                                                     : nullptr;
   if (!descr) WM_USER_ERROR() << path << ": cannot write element type " << ir::dtypeName(a.dtype());
   std::string shape = "(";
-  for (size_t i = 0; i < a.shape().size(); ++i) shape += std::to_string(a.shape()[i]) + (a.shape().size() == 1 ? "," : i + 1 < a.shape().size() ? ", " : "");
+  for (size_t i = 0; i < a.shape().size(); ++i)
+    shape += std::to_string(a.shape()[i]) + (a.shape().size() == 1      ? ","
+                                             : i + 1 < a.shape().size() ? ", "
+                                                                        : "");
   shape += ")";
-  std::string header = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  std::string header =
+      std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
   while ((10 + header.size() + 1) % 64) header += ' ';
   header += '\n';
   std::ofstream out(path, std::ios::binary);
@@ -105,10 +135,26 @@ void writeNpy(const std::string& path, const ir::NDArray& a) {
   for (int64_t i = 0; i < a.size(); ++i) {
     double v = a.data()[i];
     switch (a.dtype()) {
-    case ir::DType::F32: { float f = static_cast<float>(v); out.write(reinterpret_cast<char*>(&f), 4); break; }
-    case ir::DType::I32: { int32_t x = static_cast<int32_t>(v); out.write(reinterpret_cast<char*>(&x), 4); break; }
-    case ir::DType::I64: { int64_t x = static_cast<int64_t>(v); out.write(reinterpret_cast<char*>(&x), 8); break; }
-    default: { char c = v != 0; out.write(&c, 1); break; }
+    case ir::DType::F32: {
+      float f = static_cast<float>(v);
+      out.write(reinterpret_cast<char*>(&f), 4);
+      break;
+    }
+    case ir::DType::I32: {
+      int32_t x = static_cast<int32_t>(v);
+      out.write(reinterpret_cast<char*>(&x), 4);
+      break;
+    }
+    case ir::DType::I64: {
+      int64_t x = static_cast<int64_t>(v);
+      out.write(reinterpret_cast<char*>(&x), 8);
+      break;
+    }
+    default: {
+      char c = v != 0;
+      out.write(&c, 1);
+      break;
+    }
     }
   }
   if (!out) WM_USER_ERROR() << path << ": write failed";

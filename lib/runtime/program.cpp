@@ -22,7 +22,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+double since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
 class CpuDevice : public Device {
 public:
@@ -37,8 +39,12 @@ public:
     return p;
   }
   void free(void* p) override { std::free(p); }
-  void copyToDevice(void* dst, const void* src, int64_t bytes) override { std::memcpy(dst, src, static_cast<size_t>(bytes)); }
-  void copyToHost(void* dst, const void* src, int64_t bytes) override { std::memcpy(dst, src, static_cast<size_t>(bytes)); }
+  void copyToDevice(void* dst, const void* src, int64_t bytes) override {
+    std::memcpy(dst, src, static_cast<size_t>(bytes));
+  }
+  void copyToHost(void* dst, const void* src, int64_t bytes) override {
+    std::memcpy(dst, src, static_cast<size_t>(bytes));
+  }
   void synchronize() override {}
   void flushCache() override {
     if (flush_.empty()) flush_.assign(64 << 20, 0);
@@ -76,7 +82,9 @@ private:
   target::Target target_;
 };
 
-int64_t bufferBytes(const ir::Buffer& b) { return b->allocElements() * ir::storageBytes(b->dtype); }
+int64_t bufferBytes(const ir::Buffer& b) {
+  return b->allocElements() * ir::storageBytes(b->dtype);
+}
 
 std::vector<DeviceBuffer> outputsFor(Device& d, const lower::LoweredFunc& f) {
   std::vector<DeviceBuffer> outs;
@@ -84,14 +92,16 @@ std::vector<DeviceBuffer> outputsFor(Device& d, const lower::LoweredFunc& f) {
   return outs;
 }
 
-std::vector<void*> argsOf(const std::vector<DeviceBuffer>& ins, const std::vector<DeviceBuffer>& outs) {
+std::vector<void*> argsOf(const std::vector<DeviceBuffer>& ins,
+                          const std::vector<DeviceBuffer>& outs) {
   std::vector<void*> a;
   for (auto& b : ins) a.push_back(b.data());
   for (auto& b : outs) a.push_back(b.data());
   return a;
 }
 
-std::vector<ir::NDArray> readOutputs(Device& d, const lower::LoweredFunc& f, const std::vector<DeviceBuffer>& outs) {
+std::vector<ir::NDArray> readOutputs(Device& d, const lower::LoweredFunc& f,
+                                     const std::vector<DeviceBuffer>& outs) {
   std::vector<ir::NDArray> r;
   for (size_t o = 0; o < outs.size(); ++o) {
     const ir::Buffer& b = f.outputs[o];
@@ -108,15 +118,19 @@ std::unique_ptr<ProgramBuilder> makeLocalBuilder(const target::Target& target) {
   return std::make_unique<LocalBuilder>(target);
 }
 
-std::unique_ptr<Device> makeCpuDevice(int threads) { return std::make_unique<CpuDevice>(threads); }
+std::unique_ptr<Device> makeCpuDevice(int threads) {
+  return std::make_unique<CpuDevice>(threads);
+}
 
 std::unique_ptr<Device> makeDevice(const target::Target& target) {
   if (target.kind != target::Kind::Llvm)
-    throw UserError(std::string("target ") + target::kindName(target.kind) + ": no device for it in this build");
+    throw UserError(std::string("target ") + target::kindName(target.kind) +
+                    ": no device for it in this build");
   return makeCpuDevice(target.cores);
 }
 
-const TaskData& ProgramRunner::task(const std::string& key, const ir::ComputeDAG& dag, uint64_t seed) {
+const TaskData& ProgramRunner::task(const std::string& key, const ir::ComputeDAG& dag,
+                                    uint64_t seed) {
   std::string k = key + "#" + std::to_string(seed);
   auto it = tasks_.find(k);
   if (it != tasks_.end()) return it->second;
@@ -135,8 +149,8 @@ const TaskData& ProgramRunner::task(const std::string& key, const ir::ComputeDAG
   return tasks_.emplace(k, std::move(t)).first->second;
 }
 
-MeasureResult ProgramRunner::run(const TaskData& task, BuiltProgram& program, const MeasureOptions& opts,
-                                 const std::string& inject) {
+MeasureResult ProgramRunner::run(const TaskData& task, BuiltProgram& program,
+                                 const MeasureOptions& opts, const std::string& inject) {
   MeasureResult res;
   res.buildSeconds = program.buildSeconds;
   auto outs = outputsFor(device_, program.func);

@@ -22,7 +22,8 @@ torch::Dtype torchType(ir::DType t, bool useDouble) {
   case ir::DType::I32: return torch::kInt32;
   case ir::DType::I64: return torch::kInt64;
   case ir::DType::Bool: return torch::kBool;
-  default: WM_USER_ERROR() << "element type " << ir::dtypeName(t) << " is not supported by the reference";
+  default:
+    WM_USER_ERROR() << "element type " << ir::dtypeName(t) << " is not supported by the reference";
   }
 }
 
@@ -60,10 +61,22 @@ struct NodeCtx {
     auto it = n.attrs.find(k);
     return it == n.attrs.end() ? nullptr : &it->second;
   }
-  int64_t i(const std::string& k, int64_t d) const { auto* a = attr(k); return a ? a->i : d; }
-  double f(const std::string& k, double d) const { auto* a = attr(k); return a ? a->f : d; }
-  std::string s(const std::string& k, const std::string& d) const { auto* a = attr(k); return a ? a->s : d; }
-  std::vector<int64_t> ints(const std::string& k, std::vector<int64_t> d) const { auto* a = attr(k); return a ? a->ints : d; }
+  int64_t i(const std::string& k, int64_t d) const {
+    auto* a = attr(k);
+    return a ? a->i : d;
+  }
+  double f(const std::string& k, double d) const {
+    auto* a = attr(k);
+    return a ? a->f : d;
+  }
+  std::string s(const std::string& k, const std::string& d) const {
+    auto* a = attr(k);
+    return a ? a->s : d;
+  }
+  std::vector<int64_t> ints(const std::string& k, std::vector<int64_t> d) const {
+    auto* a = attr(k);
+    return a ? a->ints : d;
+  }
   std::vector<int64_t> intsOf(size_t idx) const {
     auto t = in.at(idx).to(torch::kInt64).contiguous();
     return std::vector<int64_t>(t.data_ptr<int64_t>(), t.data_ptr<int64_t>() + t.numel());
@@ -112,8 +125,11 @@ torch::Tensor pool(const NodeCtx& c, const torch::Tensor& x, bool isMax) {
   if (isMax) {
     torch::Tensor xp = x;
     std::vector<int64_t> padding(n, 0);
-    if (sym) padding.assign(p.begin(), p.begin() + static_cast<long>(n));
-    else xp = F::pad(x, F::PadFuncOptions(torchPad(p)).value(-std::numeric_limits<double>::infinity()));
+    if (sym)
+      padding.assign(p.begin(), p.begin() + static_cast<long>(n));
+    else
+      xp =
+          F::pad(x, F::PadFuncOptions(torchPad(p)).value(-std::numeric_limits<double>::infinity()));
     if (n == 1) return torch::max_pool1d(xp, k, s, padding, d, ceil);
     if (n == 2) return torch::max_pool2d(xp, k, s, padding, d, ceil);
     return torch::max_pool3d(xp, k, s, padding, d, ceil);
@@ -143,8 +159,10 @@ std::vector<int64_t> broadcastShape(std::vector<int64_t> a, std::vector<int64_t>
 torch::Tensor reduceAxes(const NodeCtx& c, const torch::Tensor& x, const std::string& op) {
   std::vector<int64_t> axes;
   bool fromInput = op == "ReduceSum" && c.opset >= 13;
-  if (fromInput) { if (c.has(1)) axes = c.intsOf(1); }
-  else axes = c.ints("axes", {});
+  if (fromInput) {
+    if (c.has(1)) axes = c.intsOf(1);
+  } else
+    axes = c.ints("axes", {});
   bool keep = c.i("keepdims", 1) != 0;
   if (axes.empty()) {
     if (fromInput && c.i("noop_with_empty_axes", 0)) return x;
@@ -170,7 +188,8 @@ struct RefOp {
 
 const std::vector<RefOp>& refOps() {
   static const std::vector<RefOp> table = {
-      {{"Conv", "ConvTranspose"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+      {{"Conv", "ConvTranspose"},
+       [](NodeCtx& c) -> std::vector<torch::Tensor> {
          WM_REF_PRELUDE;
          auto x = in[0], w = in[1];
          size_t n = static_cast<size_t>(x.dim() - 2);
@@ -182,7 +201,8 @@ const std::vector<RefOp>& refOps() {
          if (op == "Conv") {
            auto p = pads(c, x, k, s, d);
            auto xp = F::pad(x, F::PadFuncOptions(torchPad(p)));
-           return {at::convolution(xp, w, b, s, std::vector<int64_t>(n, 0), d, false, std::vector<int64_t>(n, 0), g)};
+           return {at::convolution(xp, w, b, s, std::vector<int64_t>(n, 0), d, false,
+                                   std::vector<int64_t>(n, 0), g)};
          }
          auto op_ = c.ints("output_padding", std::vector<int64_t>(n, 0));
          auto full = at::convolution(x, w, b, s, std::vector<int64_t>(n, 0), d, true, op_, g);
@@ -190,7 +210,8 @@ const std::vector<RefOp>& refOps() {
          auto target = c.ints("output_shape", {});
          std::string ap = c.s("auto_pad", "NOTSET");
          if (!target.empty() || ap == "SAME_UPPER" || ap == "SAME_LOWER") {
-           if (target.size() > n) target.erase(target.begin(), target.begin() + static_cast<long>(target.size() - n));
+           if (target.size() > n)
+             target.erase(target.begin(), target.begin() + static_cast<long>(target.size() - n));
            for (size_t i = 0; i < n; ++i) {
              int64_t want = target.empty() ? x.size(static_cast<int64_t>(2 + i)) * s[i] : target[i];
              int64_t total = full.size(static_cast<int64_t>(2 + i)) - want;
@@ -206,7 +227,8 @@ const std::vector<RefOp>& refOps() {
          }
          return {full};
        }},
-      {{"Gemm"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+      {{"Gemm"},
+       [](NodeCtx& c) -> std::vector<torch::Tensor> {
          WM_REF_PRELUDE;
          auto a = c.i("transA", 0) ? in[0].t() : in[0];
          auto b = c.i("transB", 0) ? in[1].t() : in[1];
@@ -214,108 +236,137 @@ const std::vector<RefOp>& refOps() {
          if (c.has(2)) y = y + in[2] * c.f("beta", 1.0);
          return {y};
        }},
-      {{"MatMul"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+      {{"MatMul"},
+       [](NodeCtx& c) -> std::vector<torch::Tensor> {
          WM_REF_PRELUDE;
          return {torch::matmul(in[0], in[1])};
        }},
-      {{"BatchNormalization"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+      {{"BatchNormalization"},
+       [](NodeCtx& c) -> std::vector<torch::Tensor> {
          WM_REF_PRELUDE;
          std::vector<int64_t> shape(static_cast<size_t>(in[0].dim()), 1);
          shape[1] = -1;
          auto v = [&](int i) { return in[i].reshape(shape); };
          return {(in[0] - v(3)) / torch::sqrt(v(4) + c.f("epsilon", 1e-5)) * v(1) + v(2)};
        }},
-      {{"Relu"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+      {{"Relu"},
+       [](NodeCtx& c) -> std::vector<torch::Tensor> {
          WM_REF_PRELUDE;
          return {torch::relu(in[0])};
        }},
-      {{"Sigmoid"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+      {{"Sigmoid"},
+       [](NodeCtx& c) -> std::vector<torch::Tensor> {
          WM_REF_PRELUDE;
          return {torch::sigmoid(in[0])};
        }},
-      {{"Tanh"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+      {{"Tanh"},
+       [](NodeCtx& c) -> std::vector<torch::Tensor> {
          WM_REF_PRELUDE;
          return {torch::tanh(in[0])};
        }},
-      {{"Erf"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+      {{"Erf"},
+       [](NodeCtx& c) -> std::vector<torch::Tensor> {
          WM_REF_PRELUDE;
          return {torch::erf(in[0])};
        }},
-      {{"Exp"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+      {{"Exp"},
+       [](NodeCtx& c) -> std::vector<torch::Tensor> {
          WM_REF_PRELUDE;
          return {torch::exp(in[0])};
        }},
-      {{"Log"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+      {{"Log"},
+       [](NodeCtx& c) -> std::vector<torch::Tensor> {
          WM_REF_PRELUDE;
          return {torch::log(in[0])};
        }},
-      {{"Sqrt"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+      {{"Sqrt"},
+       [](NodeCtx& c) -> std::vector<torch::Tensor> {
          WM_REF_PRELUDE;
          return {torch::sqrt(in[0])};
        }},
-      {{"Reciprocal"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+      {{"Reciprocal"},
+       [](NodeCtx& c) -> std::vector<torch::Tensor> {
          WM_REF_PRELUDE;
          return {torch::reciprocal(in[0])};
        }},
-      {{"Neg"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+      {{"Neg"},
+       [](NodeCtx& c) -> std::vector<torch::Tensor> {
          WM_REF_PRELUDE;
          return {torch::neg(in[0])};
        }},
-      {{"Abs"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+      {{"Abs"},
+       [](NodeCtx& c) -> std::vector<torch::Tensor> {
          WM_REF_PRELUDE;
          return {torch::abs(in[0])};
        }},
-      {{"HardSigmoid"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+      {{"HardSigmoid"},
+       [](NodeCtx& c) -> std::vector<torch::Tensor> {
          WM_REF_PRELUDE;
          return {torch::clamp(in[0] * c.f("alpha", 0.2) + c.f("beta", 0.5), 0, 1)};
        }},
-      {{"HardSwish"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+      {{"HardSwish"},
+       [](NodeCtx& c) -> std::vector<torch::Tensor> {
          WM_REF_PRELUDE;
          return {in[0] * torch::clamp(in[0] / 6.0 + 0.5, 0, 1)};
        }},
-      {{"Clip"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+      {{"Clip"},
+       [](NodeCtx& c) -> std::vector<torch::Tensor> {
          WM_REF_PRELUDE;
          auto y = in[0];
          if (c.has(1)) y = torch::maximum(y, in[1]);
          if (c.has(2)) y = torch::minimum(y, in[2]);
          return {y};
        }},
-      {{"Add"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+      {{"Add"},
+       [](NodeCtx& c) -> std::vector<torch::Tensor> {
          WM_REF_PRELUDE;
          return {in[0] + in[1]};
        }},
-      {{"Sub"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+      {{"Sub"},
+       [](NodeCtx& c) -> std::vector<torch::Tensor> {
          WM_REF_PRELUDE;
          return {in[0] - in[1]};
        }},
-      {{"Mul"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+      {{"Mul"},
+       [](NodeCtx& c) -> std::vector<torch::Tensor> {
          WM_REF_PRELUDE;
          return {in[0] * in[1]};
        }},
-      {{"Div"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+      {{"Div"},
+       [](NodeCtx& c) -> std::vector<torch::Tensor> {
          WM_REF_PRELUDE;
          return {in[0].is_floating_point() ? in[0] / in[1] : torch::div(in[0], in[1], "trunc")};
        }},
-      {{"Pow"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+      {{"Pow"},
+       [](NodeCtx& c) -> std::vector<torch::Tensor> {
          WM_REF_PRELUDE;
          return {torch::pow(in[0], in[1].to(in[0].scalar_type()))};
        }},
-      {{"Where"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+      {{"Where"},
+       [](NodeCtx& c) -> std::vector<torch::Tensor> {
          WM_REF_PRELUDE;
          return {torch::where(in[0], in[1], in[2])};
        }},
-      {{"Cast"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+      {{"Cast"},
+       [](NodeCtx& c) -> std::vector<torch::Tensor> {
          WM_REF_PRELUDE;
          int64_t to = c.i("to", 1);
-         auto t = to == 1 ? fdt : to == 6 ? torch::kInt32 : to == 7 ? torch::kInt64 : to == 9 ? torch::kBool : torch::kFloat64;
-         if (to != 1 && to != 6 && to != 7 && to != 9) c.fail("cast to ONNX type " + std::to_string(to));
+         auto t = to == 1   ? fdt
+                  : to == 6 ? torch::kInt32
+                  : to == 7 ? torch::kInt64
+                  : to == 9 ? torch::kBool
+                            : torch::kFloat64;
+         if (to != 1 && to != 6 && to != 7 && to != 9)
+           c.fail("cast to ONNX type " + std::to_string(to));
          return {in[0].to(t)};
        }},
-      {{"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+      {{"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin"},
+       [](NodeCtx& c) -> std::vector<torch::Tensor> {
          WM_REF_PRELUDE;
          return {reduceAxes(c, in[0], op)};
        }},
-      {{"LayerNormalization"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+      {{"LayerNormalization"},
+       [](NodeCtx& c) -> std::vector<torch::Tensor> {
          WM_REF_PRELUDE;
          int64_t axis = c.axis(c.i("axis", -1), in[0].dim());
          std::vector<int64_t> ns(in[0].sizes().begin() + axis, in[0].sizes().end());
@@ -327,7 +378,8 @@ const std::vector<RefOp>& refOps() {
          auto invStd = torch::rsqrt((in[0] - mean).pow(2).mean(dims, true) + c.f("epsilon", 1e-5));
          return {torch::layer_norm(in[0], ns, scale, b, c.f("epsilon", 1e-5)), mean, invStd};
        }},
-      {{"Softmax"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+      {{"Softmax"},
+       [](NodeCtx& c) -> std::vector<torch::Tensor> {
          WM_REF_PRELUDE;
          int64_t axis = c.axis(c.i("axis", c.opset >= 13 ? -1 : 1), in[0].dim());
          if (c.opset >= 13) return {torch::softmax(in[0], axis)};
@@ -335,21 +387,25 @@ const std::vector<RefOp>& refOps() {
          if (axis == 0) flat = in[0].reshape({1, -1});
          return {torch::softmax(flat, 1).reshape(in[0].sizes())};
        }},
-      {{"MaxPool"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+      {{"MaxPool"},
+       [](NodeCtx& c) -> std::vector<torch::Tensor> {
          WM_REF_PRELUDE;
          return {pool(c, in[0], true)};
        }},
-      {{"AveragePool"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+      {{"AveragePool"},
+       [](NodeCtx& c) -> std::vector<torch::Tensor> {
          WM_REF_PRELUDE;
          return {pool(c, in[0], false)};
        }},
-      {{"GlobalAveragePool", "GlobalMaxPool"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+      {{"GlobalAveragePool", "GlobalMaxPool"},
+       [](NodeCtx& c) -> std::vector<torch::Tensor> {
          WM_REF_PRELUDE;
          std::vector<int64_t> dims;
          for (int64_t d = 2; d < in[0].dim(); ++d) dims.push_back(d);
          return {op == "GlobalAveragePool" ? in[0].mean(dims, true) : in[0].amax(dims, true)};
        }},
-      {{"Pad"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+      {{"Pad"},
+       [](NodeCtx& c) -> std::vector<torch::Tensor> {
          WM_REF_PRELUDE;
          auto p = c.intsOf(1);
          size_t r = static_cast<size_t>(in[0].dim());
@@ -363,7 +419,8 @@ const std::vector<RefOp>& refOps() {
            double v = c.has(2) ? in[2].item<double>() : 0.0;
            return {torch::constant_pad_nd(in[0], tp, v)};
          }
-         while (tp.size() > 2 && tp[tp.size() - 1] == 0 && tp[tp.size() - 2] == 0) tp.resize(tp.size() - 2);
+         while (tp.size() > 2 && tp[tp.size() - 1] == 0 && tp[tp.size() - 2] == 0)
+           tp.resize(tp.size() - 2);
          auto x = in[0];
          int64_t lead = x.dim() - static_cast<int64_t>(tp.size() / 2);
          // reflect/replicate need a (batch, channel) prefix: flatten the leading dims
@@ -372,21 +429,25 @@ const std::vector<RefOp>& refOps() {
          for (int64_t d = 0; d < lead; ++d) shp[1] *= sizes[static_cast<size_t>(d)];
          for (int64_t d = lead; d < x.dim(); ++d) shp.push_back(sizes[static_cast<size_t>(d)]);
          auto opts = F::PadFuncOptions(tp);
-         if (mode == "reflect") opts.mode(torch::kReflect);
-         else opts.mode(torch::kReplicate);
+         if (mode == "reflect")
+           opts.mode(torch::kReflect);
+         else
+           opts.mode(torch::kReplicate);
          auto y = F::pad(x.reshape(shp), opts);
          std::vector<int64_t> out(sizes.begin(), sizes.begin() + lead);
          for (int64_t d = 2; d < y.dim(); ++d) out.push_back(y.size(d));
          return {y.reshape(out)};
        }},
-      {{"Flatten"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+      {{"Flatten"},
+       [](NodeCtx& c) -> std::vector<torch::Tensor> {
          WM_REF_PRELUDE;
          int64_t axis = c.axis(c.i("axis", 1), in[0].dim());
          int64_t a = 1;
          for (int64_t d = 0; d < axis; ++d) a *= in[0].size(d);
          return {in[0].reshape({a, in[0].numel() / std::max<int64_t>(a, 1)})};
        }},
-      {{"Reshape"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+      {{"Reshape"},
+       [](NodeCtx& c) -> std::vector<torch::Tensor> {
          WM_REF_PRELUDE;
          auto shape = c.intsOf(1);
          if (!c.i("allowzero", 0))
@@ -394,108 +455,150 @@ const std::vector<RefOp>& refOps() {
              if (shape[i] == 0) shape[i] = in[0].size(static_cast<int64_t>(i));
          return {in[0].reshape(shape)};
        }},
-      {{"Transpose"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
+      {{"Transpose"},
+       [](NodeCtx& c) -> std::vector<torch::Tensor> {
          WM_REF_PRELUDE;
          std::vector<int64_t> perm;
          for (int64_t d = in[0].dim(); d-- > 0;) perm.push_back(d);
          return {in[0].permute(c.ints("perm", perm)).contiguous()};
        }},
-      {{"Concat"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
-         WM_REF_PRELUDE;
-         std::vector<torch::Tensor> ts;
-         for (auto& t : in)
-           if (t.defined()) ts.push_back(t);
-         return {torch::cat(ts, c.axis(c.i("axis", 0), ts[0].dim()))};
-       }},
-      {{"Split"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
-         WM_REF_PRELUDE;
-         int64_t axis = c.axis(c.i("axis", 0), in[0].dim());
-         std::vector<int64_t> sizes = c.opset >= 13 ? (c.has(1) ? c.intsOf(1) : std::vector<int64_t>{}) : c.ints("split", {});
-         if (sizes.empty()) sizes.assign(c.n.outputs.size(), in[0].size(axis) / static_cast<int64_t>(c.n.outputs.size()));
-         auto parts = torch::split_with_sizes(in[0], sizes, axis);
-         return std::vector<torch::Tensor>(parts.begin(), parts.end());
-       }},
-      {{"Slice"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
-         WM_REF_PRELUDE;
-         auto starts = c.intsOf(1), ends = c.intsOf(2);
-         std::vector<int64_t> axes, steps;
-         if (c.has(3)) axes = c.intsOf(3);
-         else for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
-         steps = c.has(4) ? c.intsOf(4) : std::vector<int64_t>(starts.size(), 1);
-         auto y = in[0];
-         for (size_t i = 0; i < starts.size(); ++i) {
-           int64_t a = c.axis(axes[i], y.dim()), n = y.size(a), st = steps[i];
-           int64_t b = std::clamp<int64_t>(starts[i], -(n + 1), n + 1), e = std::clamp<int64_t>(ends[i], -(n + 1), n + 1);
-           if (b < 0) b += n;
-           if (e < 0) e += n;
-           std::vector<int64_t> idx;
-           if (st > 0) for (int64_t k = std::clamp<int64_t>(b, 0, n); k < std::clamp<int64_t>(e, 0, n); k += st) idx.push_back(k);
-           else for (int64_t k = std::clamp<int64_t>(b, 0, n - 1); k > std::clamp<int64_t>(e, -1, n - 1); k += st) idx.push_back(k);
-           y = y.index_select(a, torch::tensor(idx, torch::kInt64));
-         }
-         return {y};
-       }},
-      {{"Squeeze", "Unsqueeze"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
-         WM_REF_PRELUDE;
-         std::vector<int64_t> axes = c.opset >= 13 ? (c.has(1) ? c.intsOf(1) : std::vector<int64_t>{}) : c.ints("axes", {});
-         auto y = in[0];
-         if (op == "Squeeze") {
-           if (axes.empty()) return {y.squeeze()};
-           std::vector<int64_t> shape;
-           for (auto& a : axes) a = c.axis(a, y.dim());
-           for (int64_t d = 0; d < y.dim(); ++d)
-             if (std::find(axes.begin(), axes.end(), d) == axes.end()) shape.push_back(y.size(d));
-           return {y.reshape(shape)};
-         }
-         int64_t r = y.dim() + static_cast<int64_t>(axes.size());
-         for (auto& a : axes) a = c.axis(a, r);
-         std::sort(axes.begin(), axes.end());
-         for (int64_t a : axes) y = y.unsqueeze(a);
-         return {y};
-       }},
-      {{"Expand"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
-         WM_REF_PRELUDE;
-         auto shape = broadcastShape(in[0].sizes().vec(), c.intsOf(1));
-         return {in[0].expand(shape).contiguous()};
-       }},
-      {{"Gather"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
-         WM_REF_PRELUDE;
-         int64_t axis = c.axis(c.i("axis", 0), in[0].dim());
-         auto idx = in[1].to(torch::kInt64);
-         idx = torch::where(idx < 0, idx + in[0].size(axis), idx);
-         auto g = in[0].index_select(axis, idx.flatten());
-         std::vector<int64_t> shape(in[0].sizes().begin(), in[0].sizes().begin() + axis);
-         for (int64_t d : idx.sizes()) shape.push_back(d);
-         for (int64_t d = axis + 1; d < in[0].dim(); ++d) shape.push_back(in[0].size(d));
-         return {g.reshape(shape)};
-       }},
-      {{"Identity"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
-         WM_REF_PRELUDE;
-         return {in[0]};
-       }},
-      {{"Dropout"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
-         WM_REF_PRELUDE;
-         return {in[0], torch::ones_like(in[0], torch::kBool)}; // inference: nothing dropped
-       }},
-      {{"Shape"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
-         WM_REF_PRELUDE;
-         auto s = in[0].sizes().vec();
-         int64_t r = static_cast<int64_t>(s.size());
-         int64_t b = c.i("start", 0), e = c.i("end", r);
-         b = std::clamp<int64_t>(b < 0 ? b + r : b, 0, r);
-         e = std::clamp<int64_t>(e < 0 ? e + r : e, 0, r);
-         std::vector<int64_t> v(s.begin() + b, s.begin() + std::max(b, e));
-         return {torch::tensor(v, torch::kInt64)};
-       }},
-      {{"ConstantOfShape"}, [](NodeCtx& c) -> std::vector<torch::Tensor> {
-         WM_REF_PRELUDE;
-         auto shape = c.intsOf(0);
-         if (auto* a = c.attr("value")) {
-           auto t = toTorch(*a->tensor, c.dbl);
-           return {torch::full(shape, t.item(), t.options())};
-         }
-         return {torch::zeros(shape, fdt)};
-       }},
+      {{"Concat"},
+       [](NodeCtx& c) -> std::
+                          vector<torch::Tensor> {
+                            WM_REF_PRELUDE;
+                            std::vector<torch::Tensor> ts;
+                            for (auto& t : in)
+                              if (t.defined()) ts.push_back(t);
+                            return {torch::cat(ts, c.axis(c.i("axis", 0), ts[0].dim()))};
+                          }},
+      {{"Split"},
+       [](NodeCtx& c) -> std::
+                          vector<torch::Tensor> {
+                            WM_REF_PRELUDE;
+                            int64_t axis = c.axis(c.i("axis", 0), in[0].dim());
+                            std::vector<int64_t> sizes =
+                                c.opset >= 13 ? (c.has(1) ? c.intsOf(1) : std::vector<int64_t>{})
+                                              : c.ints("split", {});
+                            if (sizes.empty())
+                              sizes.assign(c.n.outputs.size(),
+                                           in[0].size(axis) /
+                                               static_cast<int64_t>(c.n.outputs.size()));
+                            auto parts = torch::split_with_sizes(in[0], sizes, axis);
+                            return std::vector<torch::Tensor>(parts.begin(), parts.end());
+                          }},
+      {{"Slice"},
+       [](NodeCtx& c) -> std::
+                          vector<torch::Tensor> {
+                            WM_REF_PRELUDE;
+                            auto starts = c.intsOf(1), ends = c.intsOf(2);
+                            std::vector<int64_t> axes, steps;
+                            if (c.has(3))
+                              axes = c.intsOf(3);
+                            else
+                              for (size_t i = 0; i < starts.size(); ++i)
+                                axes.push_back(static_cast<int64_t>(i));
+                            steps = c.has(4) ? c.intsOf(4) : std::vector<int64_t>(starts.size(), 1);
+                            auto y = in[0];
+                            for (size_t i = 0; i < starts.size(); ++i) {
+                              int64_t a = c.axis(axes[i], y.dim()), n = y.size(a), st = steps[i];
+                              int64_t b = std::clamp<int64_t>(starts[i], -(n + 1), n + 1),
+                                      e = std::clamp<int64_t>(ends[i], -(n + 1), n + 1);
+                              if (b < 0) b += n;
+                              if (e < 0) e += n;
+                              std::vector<int64_t> idx;
+                              if (st > 0)
+                                for (int64_t k = std::clamp<int64_t>(b, 0, n);
+                                     k < std::clamp<int64_t>(e, 0, n); k += st)
+                                  idx.push_back(k);
+                              else
+                                for (int64_t k = std::clamp<int64_t>(b, 0, n - 1);
+                                     k > std::clamp<int64_t>(e, -1, n - 1); k += st)
+                                  idx.push_back(k);
+                              y = y.index_select(a, torch::tensor(idx, torch::kInt64));
+                            }
+                            return {y};
+                          }},
+      {{"Squeeze", "Unsqueeze"},
+       [](NodeCtx& c) -> std::
+                          vector<torch::Tensor> {
+                            WM_REF_PRELUDE;
+                            std::vector<int64_t> axes =
+                                c.opset >= 13 ? (c.has(1) ? c.intsOf(1) : std::vector<int64_t>{})
+                                              : c.ints("axes", {});
+                            auto y = in[0];
+                            if (op == "Squeeze") {
+                              if (axes.empty()) return {y.squeeze()};
+                              std::vector<int64_t> shape;
+                              for (auto& a : axes) a = c.axis(a, y.dim());
+                              for (int64_t d = 0; d < y.dim(); ++d)
+                                if (std::find(axes.begin(), axes.end(), d) == axes.end())
+                                  shape.push_back(y.size(d));
+                              return {y.reshape(shape)};
+                            }
+                            int64_t r = y.dim() + static_cast<int64_t>(axes.size());
+                            for (auto& a : axes) a = c.axis(a, r);
+                            std::sort(axes.begin(), axes.end());
+                            for (int64_t a : axes) y = y.unsqueeze(a);
+                            return {y};
+                          }},
+      {{"Expand"},
+       [](NodeCtx& c) -> std::
+                          vector<torch::Tensor> {
+                            WM_REF_PRELUDE;
+                            auto shape = broadcastShape(in[0].sizes().vec(), c.intsOf(1));
+                            return {in[0].expand(shape).contiguous()};
+                          }},
+      {{"Gather"},
+       [](NodeCtx& c) -> std::
+                          vector<torch::Tensor> {
+                            WM_REF_PRELUDE;
+                            int64_t axis = c.axis(c.i("axis", 0), in[0].dim());
+                            auto idx = in[1].to(torch::kInt64);
+                            idx = torch::where(idx < 0, idx + in[0].size(axis), idx);
+                            auto g = in[0].index_select(axis, idx.flatten());
+                            std::vector<int64_t> shape(in[0].sizes().begin(),
+                                                       in[0].sizes().begin() + axis);
+                            for (int64_t d : idx.sizes()) shape.push_back(d);
+                            for (int64_t d = axis + 1; d < in[0].dim(); ++d)
+                              shape.push_back(in[0].size(d));
+                            return {g.reshape(shape)};
+                          }},
+      {{"Identity"},
+       [](NodeCtx& c) -> std::
+                          vector<torch::Tensor> {
+                            WM_REF_PRELUDE;
+                            return {in[0]};
+                          }},
+      {{"Dropout"},
+       [](NodeCtx& c) -> std::
+                          vector<torch::Tensor> {
+                            WM_REF_PRELUDE;
+                            return {in[0], torch::ones_like(
+                                               in[0], torch::kBool)}; // inference: nothing dropped
+                          }},
+      {{"Shape"},
+       [](NodeCtx& c) -> std::
+                          vector<torch::Tensor> {
+                            WM_REF_PRELUDE;
+                            auto s = in[0].sizes().vec();
+                            int64_t r = static_cast<int64_t>(s.size());
+                            int64_t b = c.i("start", 0), e = c.i("end", r);
+                            b = std::clamp<int64_t>(b < 0 ? b + r : b, 0, r);
+                            e = std::clamp<int64_t>(e < 0 ? e + r : e, 0, r);
+                            std::vector<int64_t> v(s.begin() + b, s.begin() + std::max(b, e));
+                            return {torch::tensor(v, torch::kInt64)};
+                          }},
+      {{"ConstantOfShape"},
+       [](NodeCtx& c) -> std::
+                          vector<torch::Tensor> {
+                            WM_REF_PRELUDE;
+                            auto shape = c.intsOf(0);
+                            if (auto* a = c.attr("value")) {
+                              auto t = toTorch(*a->tensor, c.dbl);
+                              return {torch::full(shape, t.item(), t.options())};
+                            }
+                            return {torch::zeros(shape, fdt)};
+                          }},
   };
   return table;
 }
@@ -527,11 +630,17 @@ struct TorchReference::Impl {
       std::vector<torch::Tensor> outs;
       if (n.op == "Constant") {
         const auto& [name, a] = *n.attrs.begin();
-        if (a.kind == Attribute::Kind::Tensor) outs.push_back(toTorch(*a.tensor, dbl));
-        else if (name == "value_float") outs.push_back(torch::tensor(a.f, dbl ? torch::kFloat64 : torch::kFloat32));
-        else if (name == "value_int") outs.push_back(torch::tensor(a.i, torch::kInt64));
-        else if (name == "value_floats") outs.push_back(torch::tensor(a.floats, torch::kFloat64).to(dbl ? torch::kFloat64 : torch::kFloat32));
-        else outs.push_back(torch::tensor(a.ints, torch::kInt64));
+        if (a.kind == Attribute::Kind::Tensor)
+          outs.push_back(toTorch(*a.tensor, dbl));
+        else if (name == "value_float")
+          outs.push_back(torch::tensor(a.f, dbl ? torch::kFloat64 : torch::kFloat32));
+        else if (name == "value_int")
+          outs.push_back(torch::tensor(a.i, torch::kInt64));
+        else if (name == "value_floats")
+          outs.push_back(
+              torch::tensor(a.floats, torch::kFloat64).to(dbl ? torch::kFloat64 : torch::kFloat32));
+        else
+          outs.push_back(torch::tensor(a.ints, torch::kInt64));
       } else {
         NodeCtx c{n, g.opset, dbl, {}};
         for (auto& name : n.inputs) c.in.push_back(name.empty() ? torch::Tensor() : env.at(name));
@@ -540,7 +649,8 @@ struct TorchReference::Impl {
       for (size_t o = 0; o < n.outputs.size(); ++o) {
         if (n.outputs[o].empty()) continue;
         if (o >= outs.size())
-          WM_USER_ERROR() << "reference: node '" << n.name << "' (" << n.op << "): output " << o << " is not implemented";
+          WM_USER_ERROR() << "reference: node '" << n.name << "' (" << n.op << "): output " << o
+                          << " is not implemented";
         env[n.outputs[o]] = outs[o];
       }
     }
@@ -571,6 +681,8 @@ std::vector<ir::NDArray> TorchReference::run(const std::vector<ir::NDArray>& inp
   return outs;
 }
 
-void TorchReference::rerun() { impl_->exec(impl_->lastInputs); }
+void TorchReference::rerun() {
+  impl_->exec(impl_->lastInputs);
+}
 
 } // namespace wm::runtime

@@ -35,7 +35,8 @@ void recomputeExtents(StageNode& st, const std::vector<int64_t>& rootExtents) {
       st.iters[r.children[r.innerToOuter ? 0 : n]].extent = rest;
     } else {
       int64_t prod = 1;
-      for (int p : r.parents) prod = (prod > 0 && st.iters[p].extent > 0) ? prod * st.iters[p].extent : 0;
+      for (int p : r.parents)
+        prod = (prod > 0 && st.iters[p].extent > 0) ? prod * st.iters[p].extent : 0;
       st.iters[r.children[0]].extent = prod;
     }
   }
@@ -59,8 +60,8 @@ RootValues rootValues(const StageNode& st, const std::vector<Var>& vars) {
       int p = r.parents[0];
       value[p] = v;
       if (covered != st.iters[p].extent)
-        out.guards.push_back({v < static_cast<double>(st.iters[p].extent),
-                              st.iters[p].kind == IterKind::Spatial});
+        out.guards.push_back(
+            {v < static_cast<double>(st.iters[p].extent), st.iters[p].kind == IterKind::Spatial});
     } else {
       Expr f = value[r.children[0]];
       WM_CHECK(f.defined()) << "fused iterator has no value";
@@ -143,8 +144,10 @@ bool intervalOf(const Expr& e, const std::unordered_map<const VarNode*, int64_t>
       return true;
     case BinaryOp::Mul: {
       const Expr* other = nullptr;
-      if (isConstInt(b->b, &c)) other = &b->a;
-      else if (isConstInt(b->a, &c)) other = &b->b;
+      if (isConstInt(b->b, &c))
+        other = &b->a;
+      else if (isConstInt(b->a, &c))
+        other = &b->b;
       if (!other || !intervalOf(*other, ranged, &x)) return false;
       Expr k = intImm(c, e.dtype());
       *out = c >= 0 ? Interval{x.lo * k, x.hi * k} : Interval{x.hi * k, x.lo * k};
@@ -178,7 +181,8 @@ bool intervalOf(const Expr& e, const std::unordered_map<const VarNode*, int64_t>
 std::vector<std::vector<Expr>> readsOf(const Expr& body, const OperationNode* producer) {
   std::vector<std::vector<Expr>> out;
   postOrderVisit(body, [&](const Expr& e) {
-    if (auto* r = e.as<TensorReadNode>(); r && r->tensor.get() == producer) out.push_back(r->indices);
+    if (auto* r = e.as<TensorReadNode>(); r && r->tensor.get() == producer)
+      out.push_back(r->indices);
   });
   return out;
 }
@@ -227,7 +231,8 @@ StageRegion attachedRegion(const State& state, int p, const Bounds& b) {
                          ? isThreadBinding(an)
                          : (isThreadBinding(an) && an != Annotation::BlockX &&
                             an != Annotation::BlockY && an != Annotation::BlockZ);
-        if (relax && A.leaf(k).extent > 0) ranged[b.vars[a][A.leaves[k]].node()] = A.leaf(k).extent - 1;
+        if (relax && A.leaf(k).extent > 0)
+          ranged[b.vars[a][A.leaves[k]].node()] = A.leaf(k).extent - 1;
       }
       if (A.loc != ComputeLoc::At) break;
       upto = state.stage(A.attachStage).leafPosition(A.attachIter);

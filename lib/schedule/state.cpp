@@ -58,15 +58,17 @@ const char* stepTag(const Step& s) {
 #define WM_X(n, t) t,
       WM_STEP_KINDS(WM_X)
 #undef WM_X
-      "?"};
+          "?"};
   return tags[s.index()];
 }
 
 int stepStage(const Step& s) {
   return std::visit(
       [](const auto& x) -> int {
-        if constexpr (std::is_same_v<std::decay_t<decltype(x)>, std::monostate>) return -1;
-        else return x.stage;
+        if constexpr (std::is_same_v<std::decay_t<decltype(x)>, std::monostate>)
+          return -1;
+        else
+          return x.stage;
       },
       s);
 }
@@ -177,7 +179,8 @@ std::string State::toString() const {
   // Root stages in order; attached stages printed inside their target loop.
   std::vector<std::vector<std::pair<int, int>>> attached(numStages()); // at stage: (iterId, stage)
   for (int i = 0; i < numStages(); ++i)
-    if (stage(i).loc == ComputeLoc::At) attached[stage(i).attachStage].push_back({stage(i).attachIter, i});
+    if (stage(i).loc == ComputeLoc::At)
+      attached[stage(i).attachStage].push_back({stage(i).attachIter, i});
   std::function<void(int, int)> printStage = [&](int s, int indent) {
     const auto& st = stage(s);
     std::string pad(indent * 2, ' ');

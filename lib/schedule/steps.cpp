@@ -47,10 +47,11 @@ std::string checkLoop(const State& s, int stage, int iter) {
   std::string e = checkStage(s, stage);
   if (!e.empty()) return e;
   const auto& st = s.stage(stage);
-  if (st.isPlaceholder()) return Err() << "stage " << stage << " (" << st.op->name << ") is a placeholder";
+  if (st.isPlaceholder())
+    return Err() << "stage " << stage << " (" << st.op->name << ") is a placeholder";
   if (iter < 0 || iter >= st.numLeaves())
-    return Err() << "loop " << iter << " out of range for stage " << stage << " ("
-                 << st.op->name << " has " << st.numLeaves() << " loops)";
+    return Err() << "loop " << iter << " out of range for stage " << stage << " (" << st.op->name
+                 << " has " << st.numLeaves() << " loops)";
   return "";
 }
 
@@ -80,7 +81,8 @@ void rebuildConsumers(State& s, std::unordered_map<const OperationNode*, Tensor>
       auto* r = e.as<TensorReadNode>();
       // Follow chains: an op replaced twice in one rewrite maps old -> mid -> new.
       const Tensor* to = nullptr;
-      for (auto it = m_.find(r->tensor.get()); it != m_.end(); it = m_.find(it->second.get())) to = &it->second;
+      for (auto it = m_.find(r->tensor.get()); it != m_.end(); it = m_.find(it->second.get()))
+        to = &it->second;
       return to ? read(*to, r->indices) : e;
     }
 
@@ -111,7 +113,8 @@ std::string applySplitLengths(State& s, int stage, int iter, const std::vector<i
   int parent = cst.leaves[iter];
   const Iterator& p = cst.iters[parent];
   if (p.annotation != Annotation::None)
-    return Err() << "cannot split loop " << p.name << ": it is annotated " << annotationName(p.annotation);
+    return Err() << "cannot split loop " << p.name << ": it is annotated "
+                 << annotationName(p.annotation);
   StageNode& st = s.mutableStage(stage);
   IterRelation rel;
   rel.kind = IterRelation::Kind::Split;
@@ -146,7 +149,8 @@ const SplitStep* splitAt(const State& s, int stepId, std::string* err) {
     return nullptr;
   }
   auto* sp = std::get_if<SplitStep>(&s.steps()[stepId]);
-  if (!sp) *err = Err() << "source step " << stepId << " is " << stepTag(s.steps()[stepId]) << ", not SP";
+  if (!sp)
+    *err = Err() << "source step " << stepId << " is " << stepTag(s.steps()[stepId]) << ", not SP";
   return sp;
 }
 
@@ -159,7 +163,8 @@ std::string apply(State& s, const FollowSplitStep& x) {
     return Err() << "n_split " << x.nSplit << " out of range [1, " << n + 1 << "]";
   std::vector<int64_t> lengths(src->lengths.begin(), src->lengths.begin() + (x.nSplit - 1));
   int64_t last = 1;
-  for (int j = x.nSplit - 1; j < n; ++j) last = (last > 0 && src->lengths[j] > 0) ? last * src->lengths[j] : 0;
+  for (int j = x.nSplit - 1; j < n; ++j)
+    last = (last > 0 && src->lengths[j] > 0) ? last * src->lengths[j] : 0;
   lengths.push_back(last);
   return applySplitLengths(s, x.stage, x.iter, lengths, true);
 }
@@ -202,7 +207,8 @@ std::string apply(State& s, const FuseStep& x) {
   StageNode& st = s.mutableStage(x.stage);
   Iterator fused;
   fused.kind = kind;
-  for (size_t k = 0; k < parents.size(); ++k) fused.name += (k ? "@" : "") + st.iters[parents[k]].name;
+  for (size_t k = 0; k < parents.size(); ++k)
+    fused.name += (k ? "@" : "") + st.iters[parents[k]].name;
   IterRelation rel;
   rel.kind = IterRelation::Kind::Fuse;
   rel.parents = parents;
@@ -253,7 +259,8 @@ std::string apply(State& s, const AnnotationStep& x) {
   if (reduce && (x.annotation == Annotation::Parallel || x.annotation == Annotation::Vectorize ||
                  x.annotation == Annotation::VThread || x.annotation == Annotation::BlockX ||
                  x.annotation == Annotation::BlockY || x.annotation == Annotation::BlockZ))
-    return Err() << "cannot annotate reduction loop " << it.name << " " << annotationName(x.annotation);
+    return Err() << "cannot annotate reduction loop " << it.name << " "
+                 << annotationName(x.annotation);
   if (x.annotation == Annotation::Vectorize && it.extent <= 0)
     return Err() << "cannot vectorize loop " << it.name << " of unknown extent";
   s.mutableStage(x.stage).iters[cst.leaves[x.iter]].annotation = x.annotation;
@@ -294,7 +301,8 @@ std::string checkComputeStage(const State& s, int stage, const char* what) {
   std::string e = checkStage(s, stage);
   if (!e.empty()) return e;
   const auto& st = s.stage(stage);
-  if (st.isPlaceholder()) return Err() << what << ": stage " << stage << " (" << st.op->name << ") is a placeholder";
+  if (st.isPlaceholder())
+    return Err() << what << ": stage " << stage << " (" << st.op->name << ") is a placeholder";
   return "";
 }
 
@@ -312,7 +320,8 @@ std::string apply(State& s, const ComputeAtStep& x) {
   if (cons != std::vector<int>{x.targetStage})
     return Err() << "compute_at target " << C.op->name << " is not the only consumer of "
                  << P.op->name << " (" << cons.size() << " consumers)";
-  for (int a = x.targetStage; a >= 0 && s.stage(a).loc == ComputeLoc::At; a = s.stage(a).attachStage)
+  for (int a = x.targetStage; a >= 0 && s.stage(a).loc == ComputeLoc::At;
+       a = s.stage(a).attachStage)
     if (s.stage(a).attachStage == x.stage) return "compute_at would create an attachment cycle";
   StageNode& st = s.mutableStage(x.stage);
   st.loc = ComputeLoc::At;
@@ -326,9 +335,11 @@ std::string apply(State& s, const ComputeInlineStep& x) {
   std::string e = checkComputeStage(s, x.stage, "compute_inline");
   if (!e.empty()) return e;
   const auto& P = s.stage(x.stage);
-  if (P.op->hasReduction()) return Err() << "cannot inline " << P.op->name << ": it has a reduction";
+  if (P.op->hasReduction())
+    return Err() << "cannot inline " << P.op->name << ": it has a reduction";
   if (s.consumers(x.stage).empty()) return Err() << "cannot inline output " << P.op->name;
-  if (hasAttached(s, x.stage)) return Err() << "cannot inline " << P.op->name << ": stages are computed at it";
+  if (hasAttached(s, x.stage))
+    return Err() << "cannot inline " << P.op->name << ": stages are computed at it";
   StageNode& st = s.mutableStage(x.stage);
   st.loc = ComputeLoc::Inlined;
   st.attachStage = st.attachIter = -1;
@@ -354,7 +365,8 @@ std::string apply(State& s, const CacheReadStep& x) {
   const auto& P = s.stage(x.stage);
   if (P.loc == ComputeLoc::Inlined) return Err() << "cannot cache an inlined stage";
   if (P.loc == ComputeLoc::At)
-    return Err() << "cache_read of " << P.op->name << ", which is computed at another stage (its consumers would change)";
+    return Err() << "cache_read of " << P.op->name
+                 << ", which is computed at another stage (its consumers would change)";
   if (x.readers.empty()) return "cache_read needs at least one reader";
   auto cons = s.consumers(x.stage);
   for (size_t k = 0; k < x.readers.size(); ++k) {
@@ -373,7 +385,9 @@ std::string apply(State& s, const CacheReadStep& x) {
     for (size_t d = 0; d < src->shape.size(); ++d) names.push_back("ax" + std::to_string(d));
   Tensor cache = compute(
       name, "cache_read", src->shape,
-      [&](const std::vector<Var>& ax) { return read(src, std::vector<Expr>(ax.begin(), ax.end())); },
+      [&](const std::vector<Var>& ax) {
+        return read(src, std::vector<Expr>(ax.begin(), ax.end()));
+      },
       names);
   // Point the readers (only) at the cache, then rebuild what reads them.
   std::unordered_map<const OperationNode*, Tensor> repl;
@@ -410,15 +424,19 @@ std::string apply(State& s, const CacheWriteStep& x) {
   if (!e.empty()) return e;
   const auto& P = s.stage(x.stage);
   if (P.loc == ComputeLoc::Inlined) return Err() << "cannot cache an inlined stage";
-  if (P.transformed()) return Err() << "cache_write of " << P.op->name << " must come before its loop transforms";
-  if (hasAttached(s, x.stage)) return Err() << "cache_write of " << P.op->name << ": stages are computed at it";
+  if (P.transformed())
+    return Err() << "cache_write of " << P.op->name << " must come before its loop transforms";
+  if (hasAttached(s, x.stage))
+    return Err() << "cache_write of " << P.op->name << ": stages are computed at it";
   Tensor old = P.op;
   Tensor local = withBody(*old, old->body, old->name + "." + memScopeName(x.scope));
   std::vector<std::string> names;
   for (auto& a : old->axes) names.push_back(a.var.name());
   Tensor copy = compute(
       old->name, old->tag, old->shape,
-      [&](const std::vector<Var>& ax) { return read(local, std::vector<Expr>(ax.begin(), ax.end())); },
+      [&](const std::vector<Var>& ax) {
+        return read(local, std::vector<Expr>(ax.begin(), ax.end()));
+      },
       names);
   StageNode ls = makeStage(local);
   ls.scope = x.scope;
@@ -443,13 +461,18 @@ std::string apply(State& s, const RfactorStep& x) {
   const auto& op = *P.op;
   if (!op.hasReduction()) return Err() << "rfactor of " << op.name << ": it has no reduction";
   if (P.loc == ComputeLoc::Inlined) return "cannot rfactor an inlined stage";
-  if (P.leaf(x.iter).kind != IterKind::Reduce) return Err() << "rfactor: loop " << P.leaf(x.iter).name << " is not a reduction loop";
-  if (P.spatialTransformed()) return Err() << "rfactor of " << op.name << " must come before transforms of its spatial loops";
-  if (hasAttached(s, x.stage)) return Err() << "rfactor of " << op.name << ": stages are computed at it";
+  if (P.leaf(x.iter).kind != IterKind::Reduce)
+    return Err() << "rfactor: loop " << P.leaf(x.iter).name << " is not a reduction loop";
+  if (P.spatialTransformed())
+    return Err() << "rfactor of " << op.name << " must come before transforms of its spatial loops";
+  if (hasAttached(s, x.stage))
+    return Err() << "rfactor of " << op.name << ": stages are computed at it";
   int nsp = static_cast<int>(op.axes.size());
-  if (x.factorIter < 0 || x.factorIter > nsp) return Err() << "rfactor: factor axis " << x.factorIter << " out of range [0, " << nsp << "]";
+  if (x.factorIter < 0 || x.factorIter > nsp)
+    return Err() << "rfactor: factor axis " << x.factorIter << " out of range [0, " << nsp << "]";
   for (int id : P.leaves)
-    if (P.iters[id].kind == IterKind::Reduce && P.iters[id].extent <= 0) return "rfactor needs known extents";
+    if (P.iters[id].kind == IterKind::Reduce && P.iters[id].extent <= 0)
+      return "rfactor needs known extents";
   for (int id : P.leaves)
     if (P.iters[id].kind == IterKind::Reduce && P.iters[id].annotation != Annotation::None)
       return "rfactor of an annotated reduction loop";
@@ -475,7 +498,8 @@ std::string apply(State& s, const RfactorStep& x) {
       map[op.axes[k].var.node()] = ax[d];
       ++k;
     }
-    for (size_t j = 0; j < op.reduceAxes.size(); ++j) map[op.reduceAxes[j].var.node()] = rv.values[nsp + j];
+    for (size_t j = 0; j < op.reduceAxes.size(); ++j)
+      map[op.reduceAxes[j].var.node()] = rv.values[nsp + j];
     Expr body = substitute(op.body, map);
     Expr guard;
     for (auto& g : rv.guards) guard = guard.defined() ? (guard && g.cond) : g.cond;
@@ -510,8 +534,10 @@ std::string apply(State& s, const RfactorStep& x) {
 std::string applyAny(State& s, const Step& step) {
   return std::visit(
       [&](const auto& x) -> std::string {
-        if constexpr (std::is_same_v<std::decay_t<decltype(x)>, std::monostate>) return "empty step";
-        else return apply(s, x);
+        if constexpr (std::is_same_v<std::decay_t<decltype(x)>, std::monostate>)
+          return "empty step";
+        else
+          return apply(s, x);
       },
       step);
 }
@@ -540,7 +566,8 @@ std::string checkAttachments(const State& s) {
     if (st.loc != ComputeLoc::At) continue;
     const auto& target = s.stage(st.attachStage);
     if (target.loc == ComputeLoc::Inlined)
-      return Err() << "stage " << st.op->name << " would be computed at inlined stage " << target.op->name;
+      return Err() << "stage " << st.op->name << " would be computed at inlined stage "
+                   << target.op->name;
     if (s.effectiveConsumers(i) != std::vector<int>{st.attachStage})
       return Err() << "stage " << st.op->name << " would stay computed at " << target.op->name
                    << ", which would no longer be its only consumer";
@@ -595,14 +622,16 @@ std::string toString(const Step& step) {
           os << "stage " << x.stage << ", loop " << x.iter << ", like steps " << listOf(x.srcSteps)
              << ", level " << x.level << (x.factorOrNparts ? ", factor" : ", nparts");
         else if constexpr (std::is_same_v<T, StorageAlignStep>)
-          os << "stage " << x.stage << ", axis " << x.iter << ", factor " << x.factor
-             << ", offset " << x.offset;
+          os << "stage " << x.stage << ", axis " << x.iter << ", factor " << x.factor << ", offset "
+             << x.offset;
         else if constexpr (std::is_same_v<T, ComputeAtStep>)
           os << "stage " << x.stage << " at stage " << x.targetStage << ", loop " << x.targetIter;
-        else if constexpr (std::is_same_v<T, ComputeInlineStep> || std::is_same_v<T, ComputeRootStep>)
+        else if constexpr (std::is_same_v<T, ComputeInlineStep> ||
+                           std::is_same_v<T, ComputeRootStep>)
           os << "stage " << x.stage;
         else if constexpr (std::is_same_v<T, CacheReadStep>)
-          os << "stage " << x.stage << ", " << memScopeName(x.scope) << ", readers " << listOf(x.readers);
+          os << "stage " << x.stage << ", " << memScopeName(x.scope) << ", readers "
+             << listOf(x.readers);
         else if constexpr (std::is_same_v<T, CacheWriteStep>)
           os << "stage " << x.stage << ", " << memScopeName(x.scope);
         else if constexpr (std::is_same_v<T, RfactorStep>)
@@ -650,7 +679,8 @@ json stepJson(const Step& step) {
           j.insert(j.end(), {json(x.stage), json(x.iter), json(x.factor), json(x.offset)});
         else if constexpr (std::is_same_v<T, ComputeAtStep>)
           j.insert(j.end(), {x.stage, x.targetStage, x.targetIter});
-        else if constexpr (std::is_same_v<T, ComputeInlineStep> || std::is_same_v<T, ComputeRootStep>)
+        else if constexpr (std::is_same_v<T, ComputeInlineStep> ||
+                           std::is_same_v<T, ComputeRootStep>)
           j.push_back(x.stage);
         else if constexpr (std::is_same_v<T, CacheReadStep>)
           j.insert(j.end(), {json(x.stage), json(memScopeName(x.scope)), json(x.readers)});
@@ -668,27 +698,32 @@ struct Fields {
   const json& a;
   std::string tag;
   const json& at(size_t k, const char* what) const {
-    if (k >= a.size()) throw UserError(tag + ": missing field " + std::to_string(k) + " (" + what + ")");
+    if (k >= a.size())
+      throw UserError(tag + ": missing field " + std::to_string(k) + " (" + what + ")");
     return a[k];
   }
   int i(size_t k, const char* what) const {
     const json& v = at(k, what);
-    if (!v.is_number_integer()) throw UserError(tag + ": field " + std::to_string(k) + " (" + what + ") is not an integer");
+    if (!v.is_number_integer())
+      throw UserError(tag + ": field " + std::to_string(k) + " (" + what + ") is not an integer");
     return v.get<int>();
   }
   int64_t i64(size_t k, const char* what) const {
     const json& v = at(k, what);
-    if (!v.is_number_integer()) throw UserError(tag + ": field " + std::to_string(k) + " (" + what + ") is not an integer");
+    if (!v.is_number_integer())
+      throw UserError(tag + ": field " + std::to_string(k) + " (" + what + ") is not an integer");
     return v.get<int64_t>();
   }
   std::string str(size_t k, const char* what) const {
     const json& v = at(k, what);
-    if (!v.is_string()) throw UserError(tag + ": field " + std::to_string(k) + " (" + what + ") is not a string");
+    if (!v.is_string())
+      throw UserError(tag + ": field " + std::to_string(k) + " (" + what + ") is not a string");
     return v.get<std::string>();
   }
   std::vector<int> ints(size_t k, const char* what) const {
     const json& v = at(k, what);
-    if (!v.is_array()) throw UserError(tag + ": field " + std::to_string(k) + " (" + what + ") is not a list");
+    if (!v.is_array())
+      throw UserError(tag + ": field " + std::to_string(k) + " (" + what + ") is not a list");
     std::vector<int> out;
     for (auto& e : v) {
       if (!e.is_number_integer()) throw UserError(tag + ": " + what + " holds a non-integer");
@@ -701,9 +736,12 @@ struct Fields {
     if (!v.is_array()) throw UserError(tag + ": lengths are not a list");
     std::vector<int64_t> out;
     for (auto& e : v) {
-      if (e.is_null()) out.push_back(0);
-      else if (e.is_number_integer() && e.get<int64_t>() > 0) out.push_back(e.get<int64_t>());
-      else throw UserError(tag + ": a length is neither a positive integer nor null");
+      if (e.is_null())
+        out.push_back(0);
+      else if (e.is_number_integer() && e.get<int64_t>() > 0)
+        out.push_back(e.get<int64_t>());
+      else
+        throw UserError(tag + ": a length is neither a positive integer nor null");
     }
     return out;
   }
@@ -715,12 +753,14 @@ struct Fields {
   }
   void exactly(size_t n) const {
     if (a.size() != n)
-      throw UserError(tag + ": " + std::to_string(a.size() - 1) + " fields, expected " + std::to_string(n - 1));
+      throw UserError(tag + ": " + std::to_string(a.size() - 1) + " fields, expected " +
+                      std::to_string(n - 1));
   }
 };
 
 Step stepFromJson(const json& a) {
-  if (!a.is_array() || a.empty() || !a[0].is_string()) throw UserError("a step must be an array starting with its tag");
+  if (!a.is_array() || a.empty() || !a[0].is_string())
+    throw UserError("a step must be an array starting with its tag");
   std::string tag = a[0].get<std::string>();
   Fields f{a, tag};
   if (tag == "AN") {
@@ -730,25 +770,62 @@ Step stepFromJson(const json& a) {
     if (!parseAnnotation(name, &an)) throw UserError("AN: unknown annotation '" + name + "'");
     return AnnotationStep{f.i(1, "stage"), f.i(2, "loop"), an};
   }
-  if (tag == "FU") { f.exactly(3); return FuseStep{f.i(1, "stage"), f.ints(2, "loops")}; }
-  if (tag == "PR") { f.exactly(5); return PragmaStep{f.i(1, "stage"), f.i(2, "loop"), f.str(3, "key"), f.i64(4, "value")}; }
-  if (tag == "RE") { f.exactly(3); return ReorderStep{f.i(1, "stage"), f.ints(2, "order")}; }
+  if (tag == "FU") {
+    f.exactly(3);
+    return FuseStep{f.i(1, "stage"), f.ints(2, "loops")};
+  }
+  if (tag == "PR") {
+    f.exactly(5);
+    return PragmaStep{f.i(1, "stage"), f.i(2, "loop"), f.str(3, "key"), f.i64(4, "value")};
+  }
+  if (tag == "RE") {
+    f.exactly(3);
+    return ReorderStep{f.i(1, "stage"), f.ints(2, "order")};
+  }
   if (tag == "SP") {
     f.exactly(6);
-    return SplitStep{f.i(1, "stage"), f.i(2, "loop"), f.i64(3, "extent"), f.lengths(4), f.i(5, "inner_to_outer") != 0};
+    return SplitStep{f.i(1, "stage"), f.i(2, "loop"), f.i64(3, "extent"), f.lengths(4),
+                     f.i(5, "inner_to_outer") != 0};
   }
-  if (tag == "FSP") { f.exactly(5); return FollowSplitStep{f.i(1, "stage"), f.i(2, "loop"), f.i(3, "source step"), f.i(4, "n_split")}; }
+  if (tag == "FSP") {
+    f.exactly(5);
+    return FollowSplitStep{f.i(1, "stage"), f.i(2, "loop"), f.i(3, "source step"),
+                           f.i(4, "n_split")};
+  }
   if (tag == "FFSP") {
     f.exactly(6);
-    return FollowFusedSplitStep{f.i(1, "stage"), f.i(2, "loop"), f.ints(3, "source steps"), f.i(4, "level"), f.i(5, "factor_or_nparts") != 0};
+    return FollowFusedSplitStep{f.i(1, "stage"), f.i(2, "loop"), f.ints(3, "source steps"),
+                                f.i(4, "level"), f.i(5, "factor_or_nparts") != 0};
   }
-  if (tag == "SA") { f.exactly(5); return StorageAlignStep{f.i(1, "stage"), f.i(2, "axis"), f.i64(3, "factor"), f.i64(4, "offset")}; }
-  if (tag == "CA") { f.exactly(4); return ComputeAtStep{f.i(1, "stage"), f.i(2, "target stage"), f.i(3, "target loop")}; }
-  if (tag == "CI") { f.exactly(2); return ComputeInlineStep{f.i(1, "stage")}; }
-  if (tag == "CR") { f.exactly(2); return ComputeRootStep{f.i(1, "stage")}; }
-  if (tag == "CHR") { f.exactly(4); return CacheReadStep{f.i(1, "stage"), f.scope(2), f.ints(3, "readers")}; }
-  if (tag == "CHW") { f.exactly(3); return CacheWriteStep{f.i(1, "stage"), f.scope(2)}; }
-  if (tag == "RF") { f.exactly(4); return RfactorStep{f.i(1, "stage"), f.i(2, "loop"), f.i(3, "factor axis")}; }
+  if (tag == "SA") {
+    f.exactly(5);
+    return StorageAlignStep{f.i(1, "stage"), f.i(2, "axis"), f.i64(3, "factor"),
+                            f.i64(4, "offset")};
+  }
+  if (tag == "CA") {
+    f.exactly(4);
+    return ComputeAtStep{f.i(1, "stage"), f.i(2, "target stage"), f.i(3, "target loop")};
+  }
+  if (tag == "CI") {
+    f.exactly(2);
+    return ComputeInlineStep{f.i(1, "stage")};
+  }
+  if (tag == "CR") {
+    f.exactly(2);
+    return ComputeRootStep{f.i(1, "stage")};
+  }
+  if (tag == "CHR") {
+    f.exactly(4);
+    return CacheReadStep{f.i(1, "stage"), f.scope(2), f.ints(3, "readers")};
+  }
+  if (tag == "CHW") {
+    f.exactly(3);
+    return CacheWriteStep{f.i(1, "stage"), f.scope(2)};
+  }
+  if (tag == "RF") {
+    f.exactly(4);
+    return RfactorStep{f.i(1, "stage"), f.i(2, "loop"), f.i(3, "factor axis")};
+  }
   throw UserError("unknown step tag '" + tag + "'");
 }
 

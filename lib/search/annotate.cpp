@@ -39,7 +39,8 @@ bool parallelize(State& s, int i, const target::Target& hw) {
     ++count;
     bool attachPoint = false;
     for (int j = 0; j < s.numStages(); ++j)
-      if (s.stage(j).loc == ComputeLoc::At && s.stage(j).attachStage == i && s.stage(j).attachIter == st.leaves[p])
+      if (s.stage(j).loc == ComputeLoc::At && s.stage(j).attachStage == i &&
+          s.stage(j).attachIter == st.leaves[p])
         attachPoint = true;
     if (attachPoint) break;
   }
@@ -63,7 +64,8 @@ bool vectorize(State& s, int i) {
     if (lanes * it.extent > 16) break;
     bool attachPoint = false;
     for (int j = 0; j < s.numStages(); ++j)
-      if (s.stage(j).loc == ComputeLoc::At && s.stage(j).attachStage == i && s.stage(j).attachIter == st.leaves[p])
+      if (s.stage(j).loc == ComputeLoc::At && s.stage(j).attachStage == i &&
+          s.stage(j).attachIter == st.leaves[p])
         attachPoint = true;
     if (attachPoint) break;
     lanes *= it.extent;
@@ -147,7 +149,8 @@ const std::vector<std::vector<int64_t>>& factorizations(int64_t n, int parts, in
 }
 } // namespace
 
-std::vector<int64_t> randomFactorization(int64_t extent, int parts, int64_t maxInnermost, Rng& rng) {
+std::vector<int64_t> randomFactorization(int64_t extent, int parts, int64_t maxInnermost,
+                                         Rng& rng) {
   WM_CHECK(parts >= 1 && extent >= 1) << "randomFactorization(" << extent << ", " << parts << ")";
   const auto& all = factorizations(extent, parts, maxInnermost);
   WM_CHECK(!all.empty()) << "no factorization of " << extent;
@@ -172,15 +175,18 @@ std::optional<State> annotate(const SearchTask& task, const Sketch& sketch, Rng&
   // 2. Change compute locations of stages that are neither tiled nor need tiling.
   for (int i = s.numStages() - 1; i >= 0; --i) {
     const auto& st = s.stage(i);
-    if (st.isPlaceholder() || st.loc != ComputeLoc::Root || s.isOutput(i) || !st.relations.empty()) continue;
+    if (st.isPlaceholder() || st.loc != ComputeLoc::Root || s.isOutput(i) || !st.relations.empty())
+      continue;
     if (st.origin != StageOrigin::Op || needsMultiLevelTiling(s, i)) continue;
     std::vector<Step> options{ComputeRootStep{i}};
     if (!st.op->hasReduction()) options.push_back(ComputeInlineStep{i});
     auto cons = s.effectiveConsumers(i);
     if (cons.size() == 1)
-      for (int p = 0; p < s.stage(cons[0]).numLeaves(); ++p) options.push_back(ComputeAtStep{i, cons[0], p});
+      for (int p = 0; p < s.stage(cons[0]).numLeaves(); ++p)
+        options.push_back(ComputeAtStep{i, cons[0], p});
     const Step& pick = options[rng.uniformInt(0, static_cast<int64_t>(options.size()) - 1)];
-    if (!std::holds_alternative<ComputeRootStep>(pick) && !applyStep(s, pick).empty()) return std::nullopt;
+    if (!std::holds_alternative<ComputeRootStep>(pick) && !applyStep(s, pick).empty())
+      return std::nullopt;
   }
 
   // 3-5. Parallel / thread binding, unroll, vectorize.

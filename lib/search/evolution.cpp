@@ -37,7 +37,8 @@ std::optional<State> mutateTileSize(const SearchTask& task, std::vector<Step> st
     if (sp.extent > 1 && prod > 0 && sp.extent % prod == 0) cands.push_back(i);
   }
   if (cands.empty()) return std::nullopt;
-  auto& sp = std::get<SplitStep>(steps[cands[rng.uniformInt(0, static_cast<int64_t>(cands.size()) - 1)]]);
+  auto& sp =
+      std::get<SplitStep>(steps[cands[rng.uniformInt(0, static_cast<int64_t>(cands.size()) - 1)]]);
   int64_t prod = 1;
   for (int64_t l : sp.lengths) prod *= l;
   std::vector<int64_t> parts{sp.extent / prod};
@@ -63,7 +64,8 @@ std::optional<State> mutateTileSize(const SearchTask& task, std::vector<Step> st
 std::optional<State> mutateUnroll(const SearchTask& task, std::vector<Step> steps, Rng& rng) {
   auto cands = indicesOf<PragmaStep>(steps);
   if (cands.empty()) return std::nullopt;
-  auto& pr = std::get<PragmaStep>(steps[cands[rng.uniformInt(0, static_cast<int64_t>(cands.size()) - 1)]]);
+  auto& pr =
+      std::get<PragmaStep>(steps[cands[rng.uniformInt(0, static_cast<int64_t>(cands.size()) - 1)]]);
   std::vector<int64_t> values{0, 16, 64, 512};
   if (task.gpu()) values.push_back(1024);
   values.erase(std::remove(values.begin(), values.end(), pr.value), values.end());
@@ -71,7 +73,8 @@ std::optional<State> mutateUnroll(const SearchTask& task, std::vector<Step> step
   return replayed(task, steps);
 }
 
-std::optional<State> mutateComputeLocation(const SearchTask& task, std::vector<Step> steps, Rng& rng) {
+std::optional<State> mutateComputeLocation(const SearchTask& task, std::vector<Step> steps,
+                                           Rng& rng) {
   auto cands = indicesOf<ComputeAtStep>(steps);
   if (cands.empty()) return std::nullopt;
   int k = cands[rng.uniformInt(0, static_cast<int64_t>(cands.size()) - 1)];
@@ -90,11 +93,13 @@ std::optional<State> mutateParallel(const SearchTask& task, std::vector<Step> st
   for (size_t i = 0; i + 1 < steps.size(); ++i) {
     auto* fu = std::get_if<FuseStep>(&steps[i]);
     auto* an = std::get_if<AnnotationStep>(&steps[i + 1]);
-    if (fu && an && an->annotation == Annotation::Parallel && an->stage == fu->stage && an->iter == 0 && fu->iters.front() == 0)
+    if (fu && an && an->annotation == Annotation::Parallel && an->stage == fu->stage &&
+        an->iter == 0 && fu->iters.front() == 0)
       cands.push_back(static_cast<int>(i));
   }
   if (cands.empty()) return std::nullopt;
-  auto& fu = std::get<FuseStep>(steps[cands[rng.uniformInt(0, static_cast<int64_t>(cands.size()) - 1)]]);
+  auto& fu =
+      std::get<FuseStep>(steps[cands[rng.uniformInt(0, static_cast<int64_t>(cands.size()) - 1)]]);
   int n = static_cast<int>(fu.iters.size());
   int m = rng.bernoulli(0.5) ? n - 1 : n + 1;
   if (m < 2) return std::nullopt;
@@ -125,8 +130,8 @@ const OptionTable<EvolutionOptions>& evolutionOptionTable() {
       {"generations", "--generations", "Evolutionary search generations", &E::generations, 0, 1e4},
       {"mutation_prob", "--mutation-prob", "Mutation probability", &E::mutationProb, 0, 1},
       {"eps_greedy", "--eps-greedy", "Share of random picks per round", &E::epsGreedy, 0, 1},
-      {"seed_fraction", "--seed-fraction", "Share of the population seeded from the best measured states",
-       &E::seedFraction, 0, 1},
+      {"seed_fraction", "--seed-fraction",
+       "Share of the population seeded from the best measured states", &E::seedFraction, 0, 1},
   };
   return t;
 }
@@ -149,7 +154,9 @@ std::vector<State> EvolutionarySearch::propose(int n, costmodel::CostModel& mode
     if (auto s = replayed(task_, bestMeasured[i])) addTo(pop, inPop, std::move(*s));
   std::vector<State> randomInit;
   std::unordered_set<std::string> randomKeys;
-  for (int attempt = 0; static_cast<int>(pop.size()) < opts_.population && attempt < 4 * opts_.population; ++attempt) {
+  for (int attempt = 0;
+       static_cast<int>(pop.size()) < opts_.population && attempt < 4 * opts_.population;
+       ++attempt) {
     const Sketch& sk = sketches_[rng_.uniformInt(0, static_cast<int64_t>(sketches_.size()) - 1)];
     auto s = annotate(task_, sk, rng_);
     if (!s) continue;
@@ -167,16 +174,20 @@ std::vector<State> EvolutionarySearch::propose(int n, costmodel::CostModel& mode
       std::string key = stepsToJson(pop[i].steps());
       if (measured.count(key)) continue;
       auto it = best.find(key);
-      if (it == best.end() || it->second.first < scores[i]) best.insert_or_assign(key, std::make_pair(scores[i], pop[i]));
+      if (it == best.end() || it->second.first < scores[i])
+        best.insert_or_assign(key, std::make_pair(scores[i], pop[i]));
     }
     if (g == opts_.generations) break;
     // Parents in proportion to max(score, 0).
     std::vector<double> cum;
     double total = 0;
-    for (double sc : scores) cum.push_back(total += std::max(0.0, std::isfinite(sc) ? sc : 0.0) + 1e-12);
+    for (double sc : scores)
+      cum.push_back(total += std::max(0.0, std::isfinite(sc) ? sc : 0.0) + 1e-12);
     std::vector<State> next;
     std::unordered_set<std::string> nextKeys;
-    for (int attempt = 0; static_cast<int>(next.size()) < static_cast<int>(pop.size()) && attempt < 3 * opts_.population; ++attempt) {
+    for (int attempt = 0; static_cast<int>(next.size()) < static_cast<int>(pop.size()) &&
+                          attempt < 3 * opts_.population;
+         ++attempt) {
       double r = rng_.uniform01() * total;
       size_t p = std::lower_bound(cum.begin(), cum.end(), r) - cum.begin();
       if (p >= pop.size()) p = pop.size() - 1;
@@ -192,7 +203,8 @@ std::vector<State> EvolutionarySearch::propose(int n, costmodel::CostModel& mode
   // The best-scored, then epsilon random picks.
   std::vector<std::pair<double, std::string>> ranked;
   for (auto& [key, v] : best) ranked.push_back({v.first, key});
-  std::stable_sort(ranked.begin(), ranked.end(), [](auto& a, auto& b) { return a.first > b.first; });
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](auto& a, auto& b) { return a.first > b.first; });
   int nRandom = static_cast<int>(opts_.epsGreedy * n);
   std::vector<State> out;
   std::unordered_set<std::string> chosen;

@@ -22,8 +22,12 @@ ir::ComputeDAG currentDag(const State& s) {
   return ir::ComputeDAG(outs);
 }
 
-bool isCompute(const State& s, int i) { return !s.stage(i).isPlaceholder(); }
-bool isCacheWriteStage(const State& s, int i) { return s.stage(i).origin == StageOrigin::CacheWrite; }
+bool isCompute(const State& s, int i) {
+  return !s.stage(i).isPlaceholder();
+}
+bool isCacheWriteStage(const State& s, int i) {
+  return s.stage(i).origin == StageOrigin::CacheWrite;
+}
 
 // Applies a step to a sketch (state and step list); false if it does not apply.
 bool push(Sketch& k, const Step& st) {
@@ -47,7 +51,8 @@ std::vector<int> multiLevelTile(Sketch& k, int stage, const std::string& structu
   std::vector<int> spatialSplits;
   // Split from the last loop to the first so earlier positions stay valid.
   std::vector<std::pair<int, bool>> loops; // (position, spatial)
-  for (int p = 0; p < st.numLeaves(); ++p) loops.push_back({p, st.leaf(p).kind == IterKind::Spatial});
+  for (int p = 0; p < st.numLeaves(); ++p)
+    loops.push_back({p, st.leaf(p).kind == IterKind::Spatial});
   std::vector<int> splitOf(loops.size(), -1);
   for (int q = static_cast<int>(loops.size()) - 1; q >= 0; --q) {
     int parts = loops[q].second ? nS : nR;
@@ -78,9 +83,11 @@ std::vector<int> multiLevelTile(Sketch& k, int stage, const std::string& structu
 
 // The consumer's spatial loops follow the producer's tiling down to `level`; the producer is
 // computed at the last loop of that level. Both have the same spatial axes (element-wise).
-void followTiling(Sketch& k, int producer, int consumer, const std::vector<int>& splitSteps, int level) {
+void followTiling(Sketch& k, int producer, int consumer, const std::vector<int>& splitSteps,
+                  int level) {
   int nsp = static_cast<int>(splitSteps.size());
-  for (int d = nsp - 1; d >= 0; --d) mustPush(k, FollowSplitStep{consumer, d, splitSteps[d], level});
+  for (int d = nsp - 1; d >= 0; --d)
+    mustPush(k, FollowSplitStep{consumer, d, splitSteps[d], level});
   // Each axis now has level+1 parts, axis-major; reorder level-major.
   const auto& c = k.state.stage(consumer);
   std::vector<int> order;
@@ -91,13 +98,16 @@ void followTiling(Sketch& k, int producer, int consumer, const std::vector<int>&
   mustPush(k, ComputeAtStep{producer, consumer, level * nsp - 1});
 }
 
-const char* structureOf(const SearchTask& t) { return !t.gpu() ? "SSRSRS" : "SSSRRSRS"; }
+const char* structureOf(const SearchTask& t) {
+  return !t.gpu() ? "SSRSRS" : "SSSRRSRS";
+}
 
 // Ansor's test for splitting a reduction (rfactor on CPU, cross-thread on GPU): a tiled stage
 // whose space is small against its reduction and below spaceLimit, or an untiled reduction
 // longer than reduceLimit.
 RuleResult reductionSplitRule(const State& s, int i, int64_t spaceLimit, int64_t reduceLimit) {
-  if (!isCompute(s, i) || isCacheWriteStage(s, i) || !s.stage(i).op->hasReduction()) return RuleResult::Skip;
+  if (!isCompute(s, i) || isCacheWriteStage(s, i) || !s.stage(i).op->hasReduction())
+    return RuleResult::Skip;
   auto [space, red] = spaceAndReduceLength(s, i);
   if (needsMultiLevelTiling(s, i))
     return space > red || space > spaceLimit ? RuleResult::Skip : RuleResult::Apply;
@@ -125,14 +135,16 @@ public:
   RuleResult meets(const SearchTask& t, const Sketch& k, int i) const override {
     const auto& s = k.state;
     if (!isCompute(s, i) || s.isOutput(i) || s.stage(i).op->hasReduction()) return RuleResult::Skip;
-    if (s.stage(i).loc != ComputeLoc::Root || s.stage(i).origin != StageOrigin::Op) return RuleResult::Skip;
+    if (s.stage(i).loc != ComputeLoc::Root || s.stage(i).origin != StageOrigin::Op)
+      return RuleResult::Skip;
     if (!t.gpu()) {
       auto dag = currentDag(s);
       if (!dag.isStrictlyInlineable(dag.indexOf(s.stage(i).op.get()))) return RuleResult::Skip;
     }
     return RuleResult::ApplyAndSkipRest;
   }
-  std::vector<std::pair<Sketch, int>> apply(const SearchTask&, const Sketch& k, int i) const override {
+  std::vector<std::pair<Sketch, int>> apply(const SearchTask&, const Sketch& k,
+                                            int i) const override {
     Sketch n = k;
     if (!push(n, ComputeInlineStep{i})) return {{k, i - 1}};
     return {{n, i - 1}};
@@ -147,7 +159,8 @@ public:
   RuleResult meets(const SearchTask& t, const Sketch& k, int i) const override {
     return reductionSplitRule(k.state, i, 16 * int64_t(t.target.cores), t.target.cores);
   }
-  std::vector<std::pair<Sketch, int>> apply(const SearchTask&, const Sketch& k, int i) const override {
+  std::vector<std::pair<Sketch, int>> apply(const SearchTask&, const Sketch& k,
+                                            int i) const override {
     Sketch base = k;
     int pos = fuseReductionLoops(base, i);
     if (pos < 0) return {};
@@ -177,10 +190,12 @@ public:
   RuleResult meets(const SearchTask& t, const Sketch& k, int i) const override {
     const auto& s = k.state;
     if (!isCompute(s, i) || isCacheWriteStage(s, i)) return RuleResult::Skip;
-    if (!needsMultiLevelTiling(s, i) || hasSingleElementwiseMatchedConsumer(s, i)) return RuleResult::Skip;
+    if (!needsMultiLevelTiling(s, i) || hasSingleElementwiseMatchedConsumer(s, i))
+      return RuleResult::Skip;
     return t.gpu() ? RuleResult::ApplyAndSkipRest : RuleResult::Apply;
   }
-  std::vector<std::pair<Sketch, int>> apply(const SearchTask&, const Sketch& k, int i) const override {
+  std::vector<std::pair<Sketch, int>> apply(const SearchTask&, const Sketch& k,
+                                            int i) const override {
     Sketch n = k;
     if (!push(n, CacheWriteStep{i, ir::MemScope::Local})) return {};
     return {{n, i}}; // the local stage, now at i, is tiled next with its copy as consumer
@@ -198,10 +213,10 @@ public:
     int c;
     if (!hasSingleElementwiseMatchedConsumer(s, i, &c)) return RuleResult::Skip;
     if (s.stage(c).scope == ir::MemScope::Shared) return RuleResult::Skip;
-    return (isCacheWriteStage(s, i) || t.gpu()) ? RuleResult::ApplyAndSkipRest
-                                                                     : RuleResult::Apply;
+    return (isCacheWriteStage(s, i) || t.gpu()) ? RuleResult::ApplyAndSkipRest : RuleResult::Apply;
   }
-  std::vector<std::pair<Sketch, int>> apply(const SearchTask& t, const Sketch& k, int i) const override {
+  std::vector<std::pair<Sketch, int>> apply(const SearchTask& t, const Sketch& k,
+                                            int i) const override {
     int c;
     hasSingleElementwiseMatchedConsumer(k.state, i, &c);
     std::vector<int> levels = t.gpu() ? std::vector<int>{3} : std::vector<int>{1, 2};
@@ -220,9 +235,11 @@ class MultiLevelTiling : public SketchRule {
 public:
   const char* name() const override { return "MultiLevelTiling"; }
   RuleResult meets(const SearchTask&, const Sketch& k, int i) const override {
-    return isCompute(k.state, i) && needsMultiLevelTiling(k.state, i) ? RuleResult::ApplyAndSkipRest : RuleResult::Skip;
+    return isCompute(k.state, i) && needsMultiLevelTiling(k.state, i) ? RuleResult::ApplyAndSkipRest
+                                                                      : RuleResult::Skip;
   }
-  std::vector<std::pair<Sketch, int>> apply(const SearchTask& t, const Sketch& k, int i) const override {
+  std::vector<std::pair<Sketch, int>> apply(const SearchTask& t, const Sketch& k,
+                                            int i) const override {
     Sketch n = k;
     multiLevelTile(n, i, structureOf(t));
     return {{n, i - 1}};
@@ -236,7 +253,8 @@ public:
   RuleResult meets(const SearchTask& t, const Sketch& k, int i) const override {
     return reductionSplitRule(k.state, i, t.target.gpu.maxThreadsPerBlock, t.target.gpu.warpSize);
   }
-  std::vector<std::pair<Sketch, int>> apply(const SearchTask& t, const Sketch& k, int i) const override {
+  std::vector<std::pair<Sketch, int>> apply(const SearchTask& t, const Sketch& k,
+                                            int i) const override {
     Sketch n = k;
     int pos = fuseReductionLoops(n, i);
     if (pos < 0) return {};
@@ -254,7 +272,8 @@ public:
   const char* name() const override { return "AddCacheRead"; }
   RuleResult meets(const SearchTask&, const Sketch& k, int i) const override {
     const auto& s = k.state;
-    if (s.stage(i).loc == ComputeLoc::Inlined || s.stage(i).origin == StageOrigin::CacheRead) return RuleResult::Skip;
+    if (s.stage(i).loc == ComputeLoc::Inlined || s.stage(i).origin == StageOrigin::CacheRead)
+      return RuleResult::Skip;
     auto cons = s.effectiveConsumers(i);
     if (cons.size() != 1) return RuleResult::Skip;
     int c = cons[0];
@@ -262,11 +281,13 @@ public:
     if (std::find(direct.begin(), direct.end(), c) == direct.end()) return RuleResult::Skip;
     if (!needsMultiLevelTiling(s, c)) return RuleResult::Skip;
     for (int p = 0; p < s.stage(c).numLeaves(); ++p)
-      if (s.stage(c).leaf(p).kind == IterKind::Reduce && s.stage(c).leaf(p).annotation == Annotation::ThreadX)
+      if (s.stage(c).leaf(p).kind == IterKind::Reduce &&
+          s.stage(c).leaf(p).annotation == Annotation::ThreadX)
         return RuleResult::Skip; // cross-thread reduction
     return RuleResult::ApplyAndSkipRest;
   }
-  std::vector<std::pair<Sketch, int>> apply(const SearchTask& t, const Sketch& k, int i) const override {
+  std::vector<std::pair<Sketch, int>> apply(const SearchTask& t, const Sketch& k,
+                                            int i) const override {
     Sketch n = k;
     int c = k.state.effectiveConsumers(i)[0];
     if (!push(n, CacheReadStep{i, ir::MemScope::Shared, {c}})) return {{k, i - 1}};
@@ -280,7 +301,8 @@ public:
     int sPer = static_cast<int>(std::count(structure.begin(), structure.end(), 'S'));
     int rPer = static_cast<int>(std::count(structure.begin(), structure.end(), 'R'));
     int target = -1;
-    if (nsp % sPer == 0 && nred % rPer == 0 && nred > 0) target = 3 * (nsp / sPer) + nred / rPer - 1;
+    if (nsp % sPer == 0 && nred % rPer == 0 && nred > 0)
+      target = 3 * (nsp / sPer) + nred / rPer - 1;
     if (target < 0 || !push(n, ComputeAtStep{i + 1, consumer, target})) return {{n, i - 1}};
     return {{n, i - 1}};
   }
@@ -289,8 +311,11 @@ public:
 class SkipStage : public SketchRule {
 public:
   const char* name() const override { return "SkipStage"; }
-  RuleResult meets(const SearchTask&, const Sketch&, int) const override { return RuleResult::Apply; }
-  std::vector<std::pair<Sketch, int>> apply(const SearchTask&, const Sketch& k, int i) const override {
+  RuleResult meets(const SearchTask&, const Sketch&, int) const override {
+    return RuleResult::Apply;
+  }
+  std::vector<std::pair<Sketch, int>> apply(const SearchTask&, const Sketch& k,
+                                            int i) const override {
     return {{k, i - 1}};
   }
 };
@@ -320,7 +345,8 @@ bool hasSingleElementwiseMatchedConsumer(const State& s, int i, int* consumer) {
     auto direct = s.consumers(cur);
     if (direct.size() != 1) return false;
     int d = direct[0];
-    if (!dag.isElementwiseMatch(dag.indexOf(s.stage(cur).op.get()), dag.indexOf(s.stage(d).op.get())))
+    if (!dag.isElementwiseMatch(dag.indexOf(s.stage(cur).op.get()),
+                                dag.indexOf(s.stage(d).op.get())))
       return false;
     if (d == eff[0]) {
       if (consumer) *consumer = d;

@@ -17,12 +17,14 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds(Clock::time_point a) { return std::chrono::duration<double>(Clock::now() - a).count(); }
+double seconds(Clock::time_point a) {
+  return std::chrono::duration<double>(Clock::now() - a).count();
+}
 
 struct TaskState {
   std::unordered_set<std::string> measured;
   std::vector<std::pair<double, std::vector<sched::Step>>> good; // (cost, steps)
-  std::vector<double> bestHistory; // best latency after each round
+  std::vector<double> bestHistory;                               // best latency after each round
   int trials = 0, errors = 0;
   bool exhausted = false;
   double best() const {
@@ -37,18 +39,22 @@ struct TaskState {
 const OptionTable<TuneOptions>& tuneOptionTable() {
   using T = TuneOptions;
   static const OptionTable<T> t = {
-      {"trials", "--trials", "Total measurements (the log's records of these tasks count)", &T::trials, 1, 1e9},
-      {"per_round", "--per-round", "Measurements per round (capped by trials / tasks)", &T::perRound, 1, 1e9},
+      {"trials", "--trials", "Total measurements (the log's records of these tasks count)",
+       &T::trials, 1, 1e9},
+      {"per_round", "--per-round", "Measurements per round (capped by trials / tasks)",
+       &T::perRound, 1, 1e9},
       {"strategy", "--strategy", "Task scheduler", &T::strategy, {"gradient", "round-robin"}},
       {"alpha", "--alpha", "Task scheduler: weight of the backward gradient", &T::alpha, 0, 1},
       {"beta", "--beta", "Task scheduler: forward gradient bound factor", &T::beta, 0, 1e9},
-      {"backward_window", "--backward-window", "Task scheduler: rounds of the backward gradient", &T::backwardWindow, 1, 1e6},
+      {"backward_window", "--backward-window", "Task scheduler: rounds of the backward gradient",
+       &T::backwardWindow, 1, 1e6},
       {"seed", "--seed", "Seed of every random choice", &T::seed},
   };
   return t;
 }
 
-std::vector<TuneTask> makeTuneTasks(const std::vector<TaskSource>& sources, const target::Target& target) {
+std::vector<TuneTask> makeTuneTasks(const std::vector<TaskSource>& sources,
+                                    const target::Target& target) {
   std::vector<TuneTask> tasks;
   std::map<std::string, size_t> seen;
   for (auto& src : sources) {
@@ -85,20 +91,24 @@ TuneSummary tune(std::vector<TuneTask>& tasks, const TuneOptions& opts, runtime:
     if (!t.measured.insert(r.stepsKey()).second) continue;
     ++t.trials;
     ++total;
-    if (r.ok()) t.good.push_back({r.median(), r.steps});
-    else ++t.errors;
+    if (r.ok())
+      t.good.push_back({r.median(), r.steps});
+    else
+      ++t.errors;
     warm.push_back({r.task, &tasks[it->second].task.dag, r.steps, r.ok() ? r.median() : 0});
   }
   if (!warm.empty()) model.update(warm);
 
   std::vector<EvolutionarySearch> searches;
-  for (int i = 0; i < nt; ++i) searches.emplace_back(tasks[i].task, opts.evolution, opts.seed * 1000003 + i);
-  TaskScheduler scheduler({opts.strategy, opts.alpha, opts.beta, opts.backwardWindow}, opts.seed ^ 0x5eed);
+  for (int i = 0; i < nt; ++i)
+    searches.emplace_back(tasks[i].task, opts.evolution, opts.seed * 1000003 + i);
+  TaskScheduler scheduler({opts.strategy, opts.alpha, opts.beta, opts.backwardWindow},
+                          opts.seed ^ 0x5eed);
   auto scheduleStates = [&] {
     std::vector<TaskScheduleState> ss;
     for (int i = 0; i < nt; ++i)
-      ss.push_back({tasks[i].task.weight, tasks[i].task.dag.flops(), st[i].best(), st[i].trials, st[i].bestHistory,
-                    st[i].exhausted});
+      ss.push_back({tasks[i].task.weight, tasks[i].task.dag.flops(), st[i].best(), st[i].trials,
+                    st[i].bestHistory, st[i].exhausted});
     return ss;
   };
   int perRound = std::max(1, std::min(opts.perRound, opts.trials / std::max(1, nt)));
@@ -146,15 +156,18 @@ TuneSummary tune(std::vector<TuneTask>& tasks, const TuneOptions& opts, runtime:
       rec.costs = res.error == runtime::MeasureError::None ? res.costs : std::vector<double>{};
       rec.error = runtime::measureErrorName(res.error);
       rec.buildSeconds = res.buildSeconds;
-      rec.time = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+      rec.time = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+                     .count();
       rec.model = modelName;
       rec.seed = opts.seed;
       log.append(rec);
       t.measured.insert(rec.stepsKey());
       ++t.trials;
       ++total;
-      if (rec.ok()) t.good.push_back({rec.median(), rec.steps});
-      else ++t.errors;
+      if (rec.ok())
+        t.good.push_back({rec.median(), rec.steps});
+      else
+        ++t.errors;
       fresh.push_back({rec.task, &tasks[ti].task.dag, rec.steps, rec.ok() ? rec.median() : 0});
     }
     auto u0 = Clock::now();

@@ -18,9 +18,13 @@
 
 namespace wm::search {
 
-double TuningRecord::median() const { return runtime::medianOf(costs); }
+double TuningRecord::median() const {
+  return runtime::medianOf(costs);
+}
 
-std::string TuningRecord::stepsKey() const { return sched::stepsToJson(steps); }
+std::string TuningRecord::stepsKey() const {
+  return sched::stepsToJson(steps);
+}
 
 std::string TuningLog::toLine(const TuningRecord& r) {
   nlohmann::json j = {{"v", r.version},
@@ -42,7 +46,9 @@ bool TuningLog::fromLine(const std::string& line, TuningRecord* r, std::string* 
     auto j = nlohmann::json::parse(line);
     if (!j.is_object()) throw std::runtime_error("not an object");
     r->version = j.at("v").get<int>();
-    if (r->version != 1) throw std::runtime_error("format version " + std::to_string(r->version) + " (this wmtune reads 1)");
+    if (r->version != 1)
+      throw std::runtime_error("format version " + std::to_string(r->version) +
+                               " (this wmtune reads 1)");
     r->task = j.at("task").get<std::string>();
     r->workload = j.at("workload").get<std::string>();
     r->target = j.at("target").get<std::string>();
@@ -66,7 +72,9 @@ TuningLog::TuningLog(std::string path, Mode mode) : path_(std::move(path)) {
   {
     std::ifstream in(path_, std::ios::binary);
     if (!in && mode == Mode::Read)
-      WM_USER_ERROR() << path_ << (std::filesystem::exists(path_) ? ": cannot read the tuning log" : ": no such file");
+      WM_USER_ERROR() << path_
+                      << (std::filesystem::exists(path_) ? ": cannot read the tuning log"
+                                                         : ": no such file");
     if (in) {
       std::stringstream ss;
       ss << in.rdbuf();
@@ -79,7 +87,8 @@ TuningLog::TuningLog(std::string path, Mode mode) : path_(std::move(path)) {
   if (!text.empty() && text.back() != '\n') {
     size_t nl = text.rfind('\n');
     keep = nl == std::string::npos ? 0 : nl + 1;
-    spdlog::warn("{}: the last line is truncated (a run was killed while writing); skipping it", path_);
+    spdlog::warn("{}: the last line is truncated (a run was killed while writing); skipping it",
+                 path_);
   }
   std::istringstream lines(text.substr(0, keep));
   std::string line;
@@ -89,7 +98,8 @@ TuningLog::TuningLog(std::string path, Mode mode) : path_(std::move(path)) {
     if (line.empty()) continue;
     TuningRecord r;
     std::string err;
-    if (!fromLine(line, &r, &err)) WM_USER_ERROR() << path_ << ":" << lineNo << ": not a tuning record: " << err;
+    if (!fromLine(line, &r, &err))
+      WM_USER_ERROR() << path_ << ":" << lineNo << ": not a tuning record: " << err;
     records_.push_back(std::move(r));
   }
   if (mode == Mode::Read) return;
@@ -134,7 +144,8 @@ std::map<std::string, const TuningRecord*> bestRecords(const std::vector<TuningR
   return best;
 }
 
-std::vector<LoggedTask> readLoggedTasks(const std::vector<std::string>& paths, const WorkloadResolver& resolve) {
+std::vector<LoggedTask> readLoggedTasks(const std::vector<std::string>& paths,
+                                        const WorkloadResolver& resolve) {
   std::map<std::string, size_t> index;
   std::vector<LoggedTask> tasks;
   std::set<std::string> bad;

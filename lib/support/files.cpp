@@ -37,7 +37,8 @@ void writeFileAtomically(const std::string& path, const std::string& contents) {
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     int e = errno;
     unlink(tmp.c_str());
-    WM_USER_ERROR() << path << ": cannot rename the temporary file into place (" << std::strerror(e) << ")";
+    WM_USER_ERROR() << path << ": cannot rename the temporary file into place (" << std::strerror(e)
+                    << ")";
   }
 }
 

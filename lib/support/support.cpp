@@ -89,10 +89,14 @@ void setupLogging(int verbosity) {
   auto logger = spdlog::stderr_color_mt("wmtune");
   spdlog::set_default_logger(logger);
   spdlog::set_pattern("%^[%l]%$ %v");
-  if (verbosity < 0) spdlog::set_level(spdlog::level::err);
-  else if (verbosity == 0) spdlog::set_level(spdlog::level::info);
-  else if (verbosity == 1) spdlog::set_level(spdlog::level::debug);
-  else spdlog::set_level(spdlog::level::trace);
+  if (verbosity < 0)
+    spdlog::set_level(spdlog::level::err);
+  else if (verbosity == 0)
+    spdlog::set_level(spdlog::level::info);
+  else if (verbosity == 1)
+    spdlog::set_level(spdlog::level::debug);
+  else
+    spdlog::set_level(spdlog::level::trace);
 }
 
 } // namespace wm

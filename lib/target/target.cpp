@@ -58,7 +58,9 @@ const OptionTable<TargetOptions>& targetOptionTable() {
   return t;
 }
 
-const char* kindName(Kind k) { return k == Kind::Cuda ? "cuda" : "llvm"; }
+const char* kindName(Kind k) {
+  return k == Kind::Cuda ? "cuda" : "llvm";
+}
 
 int hardwareThreads() {
   unsigned n = std::thread::hardware_concurrency();
@@ -68,7 +70,8 @@ int hardwareThreads() {
 std::string Target::key() const {
   std::ostringstream os;
   os << kindName(kind);
-  if (kind == Kind::Cuda) os << " -arch=" << gpu.arch;
+  if (kind == Kind::Cuda)
+    os << " -arch=" << gpu.arch;
   else {
     os << " -mcpu=" << cpu;
     if (!mattr.empty()) os << " -mattr=" << mattr;
@@ -106,7 +109,8 @@ bool Target::fromJson(const std::string& text, Target* out, std::string* error) 
     auto j = nlohmann::json::parse(text);
     Target t;
     std::string kind = j.at("kind").get<std::string>();
-    if (kind != "llvm" && kind != "cuda") throw std::runtime_error("unknown target kind '" + kind + "'");
+    if (kind != "llvm" && kind != "cuda")
+      throw std::runtime_error("unknown target kind '" + kind + "'");
     t.kind = kind == "cuda" ? Kind::Cuda : Kind::Llvm;
     t.triple = j.at("triple").get<std::string>();
     t.cpu = j.at("cpu").get<std::string>();

@@ -7,8 +7,8 @@
 #include <wm/frontend/workload.h>
 #include <wm/ir/interpreter.h>
 #include <wm/lower/lower.h>
-#include <wm/runtime/buffer.h>
 #include <wm/rt/parallel.h>
+#include <wm/runtime/buffer.h>
 #include <wm/schedule/steps.h>
 #include <wm/support/error.h>
 
@@ -69,7 +69,8 @@ TEST_CASE("every property-test schedule runs correctly through LLVM", "[llvm][pr
       }
       auto kernel = codegen::JitKernel::compile(f, target);
       auto got = runJit(*kernel, f, inputs);
-      for (size_t o = 0; o < got.size(); ++o) REQUIRE(ir::maxRelativeError(got[o], expect[o]) <= 1e-4);
+      for (size_t o = 0; o < got.size(); ++o)
+        REQUIRE(ir::maxRelativeError(got[o], expect[o]) <= 1e-4);
       ++checked;
     }
   }
@@ -86,7 +87,8 @@ TEST_CASE("hand-written schedules run correctly through LLVM", "[llvm]") {
     auto w = parseWorkload(spec);
     std::vector<sched::Step> steps;
     std::string err;
-    REQUIRE(sched::stepsFromJson(readFile(std::string(WM_TEST_DATA_DIR) + "/schedules/" + file), &steps, &err));
+    REQUIRE(sched::stepsFromJson(readFile(std::string(WM_TEST_DATA_DIR) + "/schedules/" + file),
+                                 &steps, &err));
     auto r = sched::replay(w.dag, steps);
     REQUIRE(r.error.empty());
     auto f = lower::lower(r.state);
@@ -100,21 +102,26 @@ TEST_CASE("a vectorized inner loop becomes vector FMA instructions", "[llvm][asm
   auto w = parseWorkload("gemm:M=64,N=64,K=64");
   std::vector<sched::Step> steps;
   std::string err;
-  REQUIRE(sched::stepsFromJson(readFile(std::string(WM_TEST_DATA_DIR) + "/schedules/gemm_cpu_ssrsrs.json"), &steps, &err));
+  REQUIRE(sched::stepsFromJson(
+      readFile(std::string(WM_TEST_DATA_DIR) + "/schedules/gemm_cpu_ssrsrs.json"), &steps, &err));
   auto f = lower::lower(sched::replay(w.dag, steps).state);
-  std::string avx512 = codegen::emit(f, codegen::resolveTarget({"llvm", "x86-64-v4", "", 2}), codegen::EmitKind::Assembly);
+  std::string avx512 = codegen::emit(f, codegen::resolveTarget({"llvm", "x86-64-v4", "", 2}),
+                                     codegen::EmitKind::Assembly);
   // Packed (not scalar) single-precision FMAs.
   CHECK(std::regex_search(avx512, std::regex("vfmadd[0-9]+ps")));
-  std::string avx2 = codegen::emit(f, codegen::resolveTarget({"llvm", "haswell", "", 2}), codegen::EmitKind::Assembly);
+  std::string avx2 = codegen::emit(f, codegen::resolveTarget({"llvm", "haswell", "", 2}),
+                                   codegen::EmitKind::Assembly);
   CHECK(std::regex_search(avx2, std::regex("vfmadd[0-9]+ps")));
   // Without vectorize annotations there are no packed FMAs in the inner loop of the naive GEMM.
   auto naive = lower::lower(sched::State(w.dag));
-  std::string ir = codegen::emit(naive, codegen::resolveTarget({}), codegen::EmitKind::LlvmIr, false);
+  std::string ir =
+      codegen::emit(naive, codegen::resolveTarget({}), codegen::EmitKind::LlvmIr, false);
   CHECK_THAT(ir, Catch::Contains("define void @C(ptr"));
   CHECK_THAT(ir, Catch::Contains("noalias"));
   std::string obj = codegen::emit(naive, codegen::resolveTarget({}), codegen::EmitKind::Object);
   REQUIRE(obj.size() > 4);
-  CHECK(obj.substr(0, 4) == "\x7f" "ELF");
+  CHECK(obj.substr(0, 4) == "\x7f"
+                            "ELF");
 }
 
 TEST_CASE("parallel loops run on the thread pool", "[llvm][parallel]") {
@@ -133,13 +140,15 @@ TEST_CASE("parallel loops run on the thread pool", "[llvm][parallel]") {
   }
 }
 
-TEST_CASE("the same loop nest gives the same code, whatever the heap addresses", "[llvm][determinism]") {
+TEST_CASE("the same loop nest gives the same code, whatever the heap addresses",
+          "[llvm][determinism]") {
   // Two lowerings of one schedule hold their variables and buffers at different addresses; the
   // parallel closure and everything else must come out identical.
   auto w = parseWorkload("conv2d:N=1,C=8,H=10,W=10,K=16,R=3,S=3,pad=1");
   std::vector<sched::Step> steps;
   std::string err;
-  REQUIRE(sched::stepsFromJson(readFile(std::string(WM_TEST_DATA_DIR) + "/schedules/conv2d_cpu_ssrsrs.json"), &steps, &err));
+  REQUIRE(sched::stepsFromJson(
+      readFile(std::string(WM_TEST_DATA_DIR) + "/schedules/conv2d_cpu_ssrsrs.json"), &steps, &err));
   auto r = sched::replay(w.dag, steps);
   REQUIRE(r.error.empty());
   auto target = codegen::resolveTarget({});
@@ -148,8 +157,10 @@ TEST_CASE("the same loop nest gives the same code, whatever the heap addresses",
   for (int i = 0; i < 4; ++i) {
     keep.push_back(std::make_unique<lower::LoweredFunc>(lower::lower(r.state)));
     std::string ir = codegen::emit(*keep.back(), target, codegen::EmitKind::LlvmIr, false);
-    if (i == 0) first = ir;
-    else CHECK(ir == first);
+    if (i == 0)
+      first = ir;
+    else
+      CHECK(ir == first);
   }
   CHECK_THAT(first, Catch::Contains("wm_parallel_for"));
 }
@@ -158,7 +169,9 @@ TEST_CASE("a thread-bound loop reaching the CPU code generator is an error", "[l
   auto w = parseWorkload("gemm:M=64,N=64,K=64");
   std::vector<sched::Step> steps;
   std::string err;
-  REQUIRE(sched::stepsFromJson(readFile(std::string(WM_TEST_DATA_DIR) + "/schedules/gemm_gpu_sssrrsrs.json"), &steps, &err));
+  REQUIRE(sched::stepsFromJson(
+      readFile(std::string(WM_TEST_DATA_DIR) + "/schedules/gemm_gpu_sssrrsrs.json"), &steps, &err));
   auto f = lower::lower(sched::replay(w.dag, steps).state);
-  CHECK_THROWS_AS(codegen::emit(f, codegen::resolveTarget({}), codegen::EmitKind::LlvmIr, false), InternalError);
+  CHECK_THROWS_AS(codegen::emit(f, codegen::resolveTarget({}), codegen::EmitKind::LlvmIr, false),
+                  InternalError);
 }

@@ -85,10 +85,12 @@ TEST_CASE("world model: features have the documented sizes", "[worldmodel]") {
   for (size_t i = 0; i < d.steps[0].size(); ++i)
     CHECK(costmodel::actionFeatures(d.steps[0], i, static_cast<int>(d.w.dag.size())).size() ==
           static_cast<size_t>(costmodel::kActionDim));
-  CHECK(costmodel::HardwareFeatures::of(target::ansorCpuDefaults(2)).vector().size() == static_cast<size_t>(costmodel::kHardwareDim));
+  CHECK(costmodel::HardwareFeatures::of(target::ansorCpuDefaults(2)).vector().size() ==
+        static_cast<size_t>(costmodel::kHardwareDim));
 }
 
-TEST_CASE("world model: training lifts pairwise accuracy on a synthetic task to >= 0.9", "[worldmodel]") {
+TEST_CASE("world model: training lifts pairwise accuracy on a synthetic task to >= 0.9",
+          "[worldmodel]") {
   for (const char* transition : {"mlp", "gru"}) {
     INFO("transition " << transition);
     auto train = makeData(400, 11), test = makeData(200, 12);
@@ -97,7 +99,8 @@ TEST_CASE("world model: training lifts pairwise accuracy on a synthetic task to 
     costmodel::WorldModel model(o, costmodel::HardwareFeatures::of(target::ansorCpuDefaults(2)));
     double before = pairwise(test.costs, model.score(test.w.dag, test.steps));
     std::vector<costmodel::MeasuredRecord> recs;
-    for (size_t i = 0; i < train.steps.size(); ++i) recs.push_back({"synthetic", &train.w.dag, train.steps[i], train.costs[i]});
+    for (size_t i = 0; i < train.steps.size(); ++i)
+      recs.push_back({"synthetic", &train.w.dag, train.steps[i], train.costs[i]});
     model.addSamples(recs);
     model.train(900);
     double after = pairwise(test.costs, model.score(test.w.dag, test.steps));
@@ -109,7 +112,8 @@ TEST_CASE("world model: training lifts pairwise accuracy on a synthetic task to 
 
 TEST_CASE("world model: prefix-shared scoring equals scoring one at a time", "[worldmodel]") {
   auto d = makeData(40, 5);
-  costmodel::WorldModel model(smallOptions(), costmodel::HardwareFeatures::of(target::ansorCpuDefaults(2)));
+  costmodel::WorldModel model(smallOptions(),
+                              costmodel::HardwareFeatures::of(target::ansorCpuDefaults(2)));
   auto batch = model.score(d.w.dag, d.steps);
   for (size_t i = 0; i < d.steps.size(); i += 7) {
     auto one = model.score(d.w.dag, {d.steps[i]});
@@ -125,7 +129,8 @@ TEST_CASE("world model: prefix-shared scoring equals scoring one at a time", "[w
 TEST_CASE("world model: checkpoints round-trip and refuse other formats", "[worldmodel]") {
   auto d = makeData(20, 6);
   std::string path = "wm_test_checkpoint.pt";
-  costmodel::WorldModel model(smallOptions(), costmodel::HardwareFeatures::of(target::ansorCpuDefaults(2)));
+  costmodel::WorldModel model(smallOptions(),
+                              costmodel::HardwareFeatures::of(target::ansorCpuDefaults(2)));
   model.save(path);
   auto o = smallOptions();
   o.latent = 999; // the checkpoint's own sizes win

@@ -79,7 +79,8 @@ std::vector<std::string> groupOps(const ModelPlan& plan) {
 
 /// Evaluates every group of the plan with the reference interpreter (the executor's job,
 /// without codegen): values by id.
-std::map<int, ir::NDArray> interpretPlan(const Program& p, const ModelPlan& plan, const std::vector<ir::NDArray>& inputs) {
+std::map<int, ir::NDArray> interpretPlan(const Program& p, const ModelPlan& plan,
+                                         const std::vector<ir::NDArray>& inputs) {
   std::map<int, ir::NDArray> vals;
   for (size_t i = 0; i < p.inputs.size(); ++i) vals[p.inputs[i]] = inputs[i];
   for (size_t v = 0; v < p.values.size(); ++v)
@@ -102,7 +103,8 @@ std::map<int, ir::NDArray> interpretPlan(const Program& p, const ModelPlan& plan
 
 } // namespace
 
-TEST_CASE("conv + batch norm + relu: the batch norm folds into the conv and the relu fuses", "[onnx]") {
+TEST_CASE("conv + batch norm + relu: the batch norm folds into the conv and the relu fuses",
+          "[onnx]") {
   GraphBuilder b;
   b.input("x", {1, 3, 8, 8});
   auto w = b.weight("w", {4, 3, 3, 3});
@@ -121,12 +123,15 @@ TEST_CASE("conv + batch norm + relu: the batch norm folds into the conv and the 
   Rng rng(3);
   auto x = ir::NDArray::random(ir::DType::F32, {1, 3, 8, 8}, rng);
   auto px = ir::placeholder("x", {1, 3, 8, 8}), pw = ir::placeholder("w", {4, 3, 3, 3});
-  auto pg = ir::placeholder("g", {4}), pb = ir::placeholder("b", {4}), pm = ir::placeholder("m", {4});
+  auto pg = ir::placeholder("g", {4}), pb = ir::placeholder("b", {4}),
+       pm = ir::placeholder("m", {4});
   auto pv = ir::placeholder("v", {4}, ir::DType::F32, {0.5, 1.5});
-  auto y = ops::relu(ops::batchNorm(ops::conv(px, pw, ops::ConvParams::uniform(2, 1, 1, 1)), pg, pb, pm, pv, 1e-5));
+  auto y = ops::relu(ops::batchNorm(ops::conv(px, pw, ops::ConvParams::uniform(2, 1, 1, 1)), pg, pb,
+                                    pm, pv, 1e-5));
   ir::ComputeDAG ref({y});
-  std::map<const ir::OperationNode*, ir::NDArray> data{{px.get(), x}, {pw.get(), w}, {pg.get(), gamma},
-                                                       {pb.get(), beta}, {pm.get(), mean}, {pv.get(), var}};
+  std::map<const ir::OperationNode*, ir::NDArray> data{{px.get(), x},     {pw.get(), w},
+                                                       {pg.get(), gamma}, {pb.get(), beta},
+                                                       {pm.get(), mean},  {pv.get(), var}};
   std::vector<ir::NDArray> args;
   for (auto& ph : ref.placeholders()) args.push_back(data.at(ph.get()));
   auto want = ir::evaluateOutputs(ref, args).at(0);
@@ -134,7 +139,8 @@ TEST_CASE("conv + batch norm + relu: the batch norm folds into the conv and the 
   CHECK(ir::maxRelativeError(got, want) < 1e-5);
 }
 
-TEST_CASE("Shape/Gather/Unsqueeze/Concat chains fold; Reshape and Flatten are views, not kernels", "[onnx]") {
+TEST_CASE("Shape/Gather/Unsqueeze/Concat chains fold; Reshape and Flatten are views, not kernels",
+          "[onnx]") {
   GraphBuilder b;
   b.input("x", {2, 3, 4});
   b.ints("zero", {0});
@@ -156,7 +162,8 @@ TEST_CASE("Shape/Gather/Unsqueeze/Concat chains fold; Reshape and Flatten are vi
   Rng rng(1);
   auto x = ir::NDArray::random(ir::DType::F32, {2, 3, 4}, rng);
   auto got = interpretPlan(p, plan, {x}).at(p.outputs[0]);
-  for (int64_t i = 0; i < x.size(); ++i) CHECK(got.values()[i] == Approx(std::exp(std::max(0.0, x.values()[i]))));
+  for (int64_t i = 0; i < x.size(); ++i)
+    CHECK(got.values()[i] == Approx(std::exp(std::max(0.0, x.values()[i]))));
 }
 
 TEST_CASE("identical subgraphs are one task; weights sum to the number of groups", "[onnx]") {
@@ -165,7 +172,8 @@ TEST_CASE("identical subgraphs are one task; weights sum to the number of groups
   b.weight("w1", {8, 8, 3, 3});
   b.weight("w2", {8, 8, 3, 3});
   b.weight("w3", {8, 8, 1, 1});
-  for (auto [w, in, c, out] : {std::tuple{"w1", "x", "c1", "r1"}, std::tuple{"w2", "r1", "c2", "r2"}}) {
+  for (auto [w, in, c, out] :
+       {std::tuple{"w1", "x", "c1", "r1"}, std::tuple{"w2", "r1", "c2", "r2"}}) {
     b.node("Conv", {in, w}, {c}).attrs["pads"] = GraphBuilder::intsAttr({1, 1, 1, 1});
     b.node("Relu", {c}, {out});
   }
@@ -192,12 +200,16 @@ TEST_CASE("fusion rules: injective producers join a matmul, element-wise ones do
     b.node("MatMul", {"t", "w"}, {"y"});
     b.output("y");
     ModelPlan plan = planModel(buildProgram(b.g));
-    if (std::string(producer) == "Transpose") CHECK(groupOps(plan) == std::vector<std::string>{"Transpose+MatMul"});
-    else CHECK(groupOps(plan) == std::vector<std::string>{"Exp", "MatMul"});
+    if (std::string(producer) == "Transpose")
+      CHECK(groupOps(plan) == std::vector<std::string>{"Transpose+MatMul"});
+    else
+      CHECK(groupOps(plan) == std::vector<std::string>{"Exp", "MatMul"});
   }
 }
 
-TEST_CASE("fusion rules: element-wise producers join a reduction; a value read twice stays a buffer", "[onnx]") {
+TEST_CASE(
+    "fusion rules: element-wise producers join a reduction; a value read twice stays a buffer",
+    "[onnx]") {
   GraphBuilder b;
   b.input("x", {4, 32});
   b.node("Exp", {"x"}, {"e"});
@@ -238,7 +250,8 @@ TEST_CASE("fusion rules: gelu's element-wise diamond joins the matmul before it"
     for (int j = 0; j < 32; ++j) {
       double m = 0;
       for (int k = 0; k < 16; ++k) m += x.values()[i * 16 + k] * w.values()[k * 32 + j];
-      CHECK(got.values()[i * 32 + j] == Approx(m * (1 + std::erf(m / std::sqrt(2.0)))).margin(1e-5));
+      CHECK(got.values()[i * 32 + j] ==
+            Approx(m * (1 + std::erf(m / std::sqrt(2.0)))).margin(1e-5));
     }
 }
 

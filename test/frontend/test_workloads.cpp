@@ -33,11 +33,34 @@ TEST_CASE("every built-in workload's example builds", "[workloads]") {
 TEST_CASE("the operator list covers the library", "[workloads]") {
   std::set<std::string> names;
   for (auto& d : wm::workloadDefs()) names.insert(d.name);
-  for (const char* op :
-       {"gemm", "dense", "batch_matmul", "conv1d", "conv2d", "depthwise_conv2d", "conv3d",
-        "conv2d_transpose", "max_pool2d", "avg_pool2d", "global_avg_pool2d", "bias_add", "relu",
-        "clip", "relu6", "sigmoid", "tanh", "gelu", "add", "mul", "sub", "div", "batch_norm",
-        "softmax", "layer_norm", "norm", "conv2d_bias_relu", "dense_bias_gelu"})
+  for (const char* op : {"gemm",
+                         "dense",
+                         "batch_matmul",
+                         "conv1d",
+                         "conv2d",
+                         "depthwise_conv2d",
+                         "conv3d",
+                         "conv2d_transpose",
+                         "max_pool2d",
+                         "avg_pool2d",
+                         "global_avg_pool2d",
+                         "bias_add",
+                         "relu",
+                         "clip",
+                         "relu6",
+                         "sigmoid",
+                         "tanh",
+                         "gelu",
+                         "add",
+                         "mul",
+                         "sub",
+                         "div",
+                         "batch_norm",
+                         "softmax",
+                         "layer_norm",
+                         "norm",
+                         "conv2d_bias_relu",
+                         "dense_bias_gelu"})
     CHECK(names.count(op));
 }
 
@@ -48,7 +71,8 @@ TEST_CASE("the spellings used by outside scripts work as written", "[workloads]"
   CHECK(b.dag.outputs()[0]->shape == wm::ir::Shape{12, 128, 128});
   auto c = parseWorkload("conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1");
   CHECK(c.dag.outputs()[0]->shape == wm::ir::Shape{1, 64, 56, 56});
-  auto cd = parseWorkload("conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=2,pad=2,dilation=2,groups=4");
+  auto cd =
+      parseWorkload("conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=2,pad=2,dilation=2,groups=4");
   CHECK(cd.dag.outputs()[0]->shape == wm::ir::Shape{1, 64, 28, 28});
   auto s = parseWorkload("softmax:M=128,N=1024");
   CHECK(s.dag.outputs()[0]->shape == wm::ir::Shape{128, 1024});

@@ -29,9 +29,12 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (!std::strcmp(argv[i], "--seconds")) seconds = std::atof(next("--seconds"));
-    else if (!std::strcmp(argv[i], "--count")) count = std::atoll(next("--count"));
-    else if (!std::strcmp(argv[i], "--seed")) seed = std::strtoull(next("--seed"), nullptr, 10);
+    if (!std::strcmp(argv[i], "--seconds"))
+      seconds = std::atof(next("--seconds"));
+    else if (!std::strcmp(argv[i], "--count"))
+      count = std::atoll(next("--count"));
+    else if (!std::strcmp(argv[i], "--seed"))
+      seed = std::strtoull(next("--seed"), nullptr, 10);
     else {
       std::cerr << "wm_schedule_fuzz: unknown argument '" << argv[i] << "'\n";
       return 2;
@@ -51,7 +54,8 @@ int main(int argc, char** argv) {
     std::string what;
     try {
       auto r = wm::sched::replay(w.dag, steps);
-      if (!r.error.empty()) what = "replay failed at step " + std::to_string(r.failedStep) + ": " + r.error;
+      if (!r.error.empty())
+        what = "replay failed at step " + std::to_string(r.failedStep) + ": " + r.error;
       else {
         auto f = wm::lower::lower(r.state);
         if (wm::testing::loopWork(f.body) > 2e5) {
@@ -62,7 +66,8 @@ int main(int argc, char** argv) {
         auto expect = wm::ir::evaluateOutputs(w.dag, inputs);
         for (size_t o = 0; o < got.size(); ++o) {
           double err = wm::ir::maxRelativeError(got[o], expect[o]);
-          if (!(err <= 1e-4)) what = "max relative error " + std::to_string(err) + "\n" + wm::lower::toString(f);
+          if (!(err <= 1e-4))
+            what = "max relative error " + std::to_string(err) + "\n" + wm::lower::toString(f);
         }
       }
     } catch (const std::exception& e) {
@@ -70,7 +75,8 @@ int main(int argc, char** argv) {
     }
     if (!what.empty()) {
       std::cerr << "FAILED after " << done << " schedules\nworkload " << spec << "\nschedule "
-                << wm::sched::stepsToJson(steps) << "\n" << what << "\n";
+                << wm::sched::stepsToJson(steps) << "\n"
+                << what << "\n";
       return 1;
     }
     ++done;

@@ -47,10 +47,9 @@ TEST_CASE("structural hash ignores names", "[dag][hash]") {
   CHECK(gemm(64, 32, 16).structuralHash() == gemm(64, 32, 16, "X", "Y", "Z").structuralHash());
   // Axis names differ too.
   Tensor A = placeholder("P", {64, 16}), B = placeholder("Q", {16, 32});
-  Tensor C = reduce(
-      "R", "other", {64, 32}, ReduceKind::Sum, {16},
-      [&](auto& ax, auto& r) { return at(A, ax[0], r[0]) * at(B, r[0], ax[1]); }, {"row", "col"},
-      {"red"});
+  Tensor C = reduce("R", "other", {64, 32}, ReduceKind::Sum, {16},
+                    [&](auto& ax, auto& r) { return at(A, ax[0], r[0]) * at(B, r[0], ax[1]); },
+                    {"row", "col"}, {"red"});
   CHECK(ComputeDAG({C}).structuralHash() == gemm(64, 32, 16).structuralHash());
   CHECK(ComputeDAG({C}).workloadKey() == gemm(64, 32, 16).workloadKey());
 }
@@ -75,7 +74,8 @@ TEST_CASE("structural hash changes with shape, op and expression", "[dag][hash]"
   // Reduction kind.
   Tensor A = placeholder("A", {8, 8});
   auto red = [&](ReduceKind k) {
-    return ComputeDAG({reduce("r", "t", {8}, k, {8}, [&](auto& ax, auto& r) { return at(A, ax[0], r[0]); })})
+    return ComputeDAG({reduce("r", "t", {8}, k, {8},
+                              [&](auto& ax, auto& r) { return at(A, ax[0], r[0]); })})
         .structuralHash();
   };
   CHECK(red(ReduceKind::Sum) != red(ReduceKind::Max));
@@ -83,9 +83,12 @@ TEST_CASE("structural hash changes with shape, op and expression", "[dag][hash]"
   // Swapping which operand is read first.
   Tensor P = placeholder("P", {8}), Q = placeholder("Q", {8});
   auto ew = [&](bool swap) {
-    return ComputeDAG({compute("o", "t", {8}, [&](auto& ax) {
-             return swap ? at(Q, ax[0]) - at(P, ax[0]) : at(P, ax[0]) - at(Q, ax[0]);
-           })}).structuralHash();
+    return ComputeDAG({compute("o", "t", {8},
+                               [&](auto& ax) {
+                                 return swap ? at(Q, ax[0]) - at(P, ax[0])
+                                             : at(P, ax[0]) - at(Q, ax[0]);
+                               })})
+        .structuralHash();
   };
   // Placeholders are numbered by first read, so swapping operands of the same shape yields
   // the same structure: a - b with renamed inputs.

@@ -12,14 +12,14 @@ TEST_CASE("checked constructors reject ill-typed expressions", "[ir]") {
   Var i("i");
   Expr f = floatImm(1.0);
   CHECK_THROWS_AS(binary(BinaryOp::Add, i, f), wm::InternalError);
-  CHECK_THROWS_AS(select(i, f, f), wm::InternalError);              // condition not bool
-  CHECK_THROWS_AS(select(i < 3, f, intImm(1)), wm::InternalError);  // branch types differ
-  CHECK_THROWS_AS(call(MathFunc::Exp, {i}), wm::InternalError);     // exp of an integer
-  CHECK_THROWS_AS(call(MathFunc::Pow, {f}), wm::InternalError);     // arity
+  CHECK_THROWS_AS(select(i, f, f), wm::InternalError);             // condition not bool
+  CHECK_THROWS_AS(select(i < 3, f, intImm(1)), wm::InternalError); // branch types differ
+  CHECK_THROWS_AS(call(MathFunc::Exp, {i}), wm::InternalError);    // exp of an integer
+  CHECK_THROWS_AS(call(MathFunc::Pow, {f}), wm::InternalError);    // arity
   CHECK_THROWS_AS(logical(LogicalOp::And, i, i), wm::InternalError);
   Tensor A = placeholder("A", {4, 4});
-  CHECK_THROWS_AS(read(A, {i}), wm::InternalError);                 // rank
-  CHECK_THROWS_AS(read(A, {i, f}), wm::InternalError);              // float index
+  CHECK_THROWS_AS(read(A, {i}), wm::InternalError);    // rank
+  CHECK_THROWS_AS(read(A, {i, f}), wm::InternalError); // float index
   CHECK_THROWS_AS(intImm(int64_t(1) << 40, DType::I32), wm::InternalError);
   CHECK_NOTHROW(read(A, {i, i + 1}));
 }
@@ -63,10 +63,9 @@ TEST_CASE("printer output", "[ir]") {
   CHECK(toString(exp(x) * 2.0) == "exp(0.5) * 2.0");
   CHECK(toString(select(i < j && i >= 0, x, floatImm(0))) == "select(i < j && i >= 0, 0.5, 0.0)");
   Tensor A = placeholder("A", {8, 8});
-  Tensor C = reduce(
-      "C", "t", {8, 8}, ReduceKind::Sum, {8},
-      [&](auto& ax, auto& r) { return at(A, ax[0], r[0]) * at(A, r[0], ax[1]); }, {"i", "j"},
-      {"k"});
+  Tensor C = reduce("C", "t", {8, 8}, ReduceKind::Sum, {8},
+                    [&](auto& ax, auto& r) { return at(A, ax[0], r[0]) * at(A, r[0], ax[1]); },
+                    {"i", "j"}, {"k"});
   CHECK(toString(*C) == "C[i, j] = sum(k < 8) (A[i, k] * A[k, j])  : f32[8, 8]");
   CHECK(toString(*A) == "placeholder A: f32[8, 8]");
 }

@@ -31,7 +31,8 @@ TEST_CASE("interpreter: select evaluates only the taken branch", "[interp]") {
 TEST_CASE("interpreter: reductions start from their identity", "[interp]") {
   Tensor X = placeholder("X", {2, 3});
   auto mk = [&](ReduceKind k) {
-    return ComputeDAG({reduce("r", "t", {2}, k, {3}, [&](auto& ax, auto& r) { return at(X, ax[0], r[0]); })});
+    return ComputeDAG(
+        {reduce("r", "t", {2}, k, {3}, [&](auto& ax, auto& r) { return at(X, ax[0], r[0]); })});
   };
   NDArray x(DType::F32, {2, 3});
   x.values() = {-3, -1, -2, 4, 9, 0};
@@ -47,7 +48,8 @@ TEST_CASE("interpreter: stores round to the element type", "[interp]") {
   CHECK(roundTo(DType::I32, 4294967296.0 + 5) == 5.0); // wraps like int32
   CHECK(roundTo(DType::Bool, 0.5) == 1.0);
   Tensor X = placeholder("X", {2}, DType::F32);
-  ComputeDAG dag({compute("c", "cast", {2}, [&](auto& ax) { return cast(DType::I32, at(X, ax[0])); })});
+  ComputeDAG dag(
+      {compute("c", "cast", {2}, [&](auto& ax) { return cast(DType::I32, at(X, ax[0])); })});
   NDArray x(DType::F32, {2});
   x.values() = {3.9, -3.9};
   CHECK(evaluateOutputs(dag, {x})[0].values() == std::vector<double>{3, -3});

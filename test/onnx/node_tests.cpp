@@ -45,16 +45,22 @@ std::vector<ir::NDArray> readSet(const fs::path& dir, const std::string& prefix)
   return r;
 }
 
-std::string firstLine(const std::string& s) { return s.substr(0, s.find('\n')); }
+std::string firstLine(const std::string& s) {
+  return s.substr(0, s.find('\n'));
+}
 
-Outcome compare(const std::string& set, const std::vector<ir::NDArray>& got, const std::vector<ir::NDArray>& want) {
+Outcome compare(const std::string& set, const std::vector<ir::NDArray>& got,
+                const std::vector<ir::NDArray>& want) {
   if (got.size() != want.size()) return {Outcome::Failed, "output count differs"};
   for (size_t o = 0; o < got.size(); ++o) {
-    if (got[o].shape() != want[o].shape()) return {Outcome::Failed, set + " output " + std::to_string(o) + ": shape differs"};
-    if (got[o].dtype() != want[o].dtype()) return {Outcome::Failed, set + " output " + std::to_string(o) + ": type differs"};
+    if (got[o].shape() != want[o].shape())
+      return {Outcome::Failed, set + " output " + std::to_string(o) + ": shape differs"};
+    if (got[o].dtype() != want[o].dtype())
+      return {Outcome::Failed, set + " output " + std::to_string(o) + ": type differs"};
     for (int64_t k = 0; k < got[o].size(); ++k) {
       double a = got[o].values()[k], b = want[o].values()[k];
-      bool ok = (std::isnan(a) && std::isnan(b)) || a == b || std::abs(a - b) <= kAtol + kRtol * std::abs(b);
+      bool ok = (std::isnan(a) && std::isnan(b)) || a == b ||
+                std::abs(a - b) <= kAtol + kRtol * std::abs(b);
       if (!ok) {
         std::ostringstream os;
         os << set << " output " << o << " element " << k << ": got " << a << ", want " << b;
@@ -78,7 +84,8 @@ std::string reasonOf(const UserError& e) {
 Outcome runTest(const fs::path& dir) {
   std::vector<fs::path> sets;
   for (auto& e : fs::directory_iterator(dir))
-    if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0) sets.push_back(e.path());
+    if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0)
+      sets.push_back(e.path());
   std::sort(sets.begin(), sets.end());
   if (sets.empty()) return {Outcome::Failed, "no test data set"};
   for (auto& s : sets) {
@@ -90,12 +97,14 @@ Outcome runTest(const fs::path& dir) {
       auto all = readSet(s, "input");
       want = readSet(s, "output");
       if (all.size() != g.inputs.size())
-        return {Outcome::Failed, "the data set has " + std::to_string(all.size()) + " inputs, the model " +
-                                     std::to_string(g.inputs.size())};
+        return {Outcome::Failed, "the data set has " + std::to_string(all.size()) +
+                                     " inputs, the model " + std::to_string(g.inputs.size())};
       auto names = g.inputs;
       for (size_t i = 0; i < names.size(); ++i) {
-        if (ir::isFloat(all[i].dtype())) inputs.push_back(all[i]);
-        else frontend::bindInputAsConstant(g, names[i], all[i]);
+        if (ir::isFloat(all[i].dtype()))
+          inputs.push_back(all[i]);
+        else
+          frontend::bindInputAsConstant(g, names[i], all[i]);
       }
       prog = frontend::buildProgram(g);
       plan = frontend::planModel(prog);
@@ -130,7 +139,8 @@ std::set<std::string> opsOf(const fs::path& dir) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::cerr << "usage: wm_onnx_node_tests DIR [--filter SUBSTRING] [--min-passed N] [--verbose]\n";
+    std::cerr
+        << "usage: wm_onnx_node_tests DIR [--filter SUBSTRING] [--min-passed N] [--verbose]\n";
     return 2;
   }
   fs::path root = argv[1];
@@ -139,9 +149,12 @@ int main(int argc, char** argv) {
   bool verbose = false;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--filter" && i + 1 < argc) filter = argv[++i];
-    else if (a == "--min-passed" && i + 1 < argc) minPassed = std::stoi(argv[++i]);
-    else if (a == "--verbose") verbose = true;
+    if (a == "--filter" && i + 1 < argc)
+      filter = argv[++i];
+    else if (a == "--min-passed" && i + 1 < argc)
+      minPassed = std::stoi(argv[++i]);
+    else if (a == "--verbose")
+      verbose = true;
     else {
       std::cerr << "wm_onnx_node_tests: unknown argument " << a << "\n";
       return 2;
@@ -158,7 +171,9 @@ int main(int argc, char** argv) {
       dirs.push_back(e.path());
   std::sort(dirs.begin(), dirs.end());
 
-  struct Counts { int passed = 0, skipped = 0, failed = 0; };
+  struct Counts {
+    int passed = 0, skipped = 0, failed = 0;
+  };
   std::map<std::string, Counts> perOp;
   std::vector<std::pair<std::string, std::string>> skipped, failed;
   int passed = 0;
@@ -169,22 +184,28 @@ int main(int argc, char** argv) {
     if (ops.empty()) ops.insert("(unreadable)");
     for (auto& op : ops) {
       auto& c = perOp[op];
-      (r.kind == Outcome::Passed ? c.passed : r.kind == Outcome::Skipped ? c.skipped : c.failed) += 1;
+      (r.kind == Outcome::Passed    ? c.passed
+       : r.kind == Outcome::Skipped ? c.skipped
+                                    : c.failed) += 1;
     }
     if (r.kind == Outcome::Passed) ++passed;
     if (r.kind == Outcome::Skipped) skipped.emplace_back(name, r.reason);
     if (r.kind == Outcome::Failed) failed.emplace_back(name, r.reason);
     if (verbose || r.kind == Outcome::Failed)
-      std::cout << (r.kind == Outcome::Passed ? "PASS " : r.kind == Outcome::Skipped ? "SKIP " : "FAIL ") << name
-                << (r.reason.empty() ? "" : ": " + r.reason) << std::endl;
+      std::cout << (r.kind == Outcome::Passed    ? "PASS "
+                    : r.kind == Outcome::Skipped ? "SKIP "
+                                                 : "FAIL ")
+                << name << (r.reason.empty() ? "" : ": " + r.reason) << std::endl;
   }
   std::cout << "\nper op (a test counts for every op its model uses): passed / skipped / failed\n";
   for (auto& [op, c] : perOp)
-    if (c.passed || c.failed) std::cout << "  " << op << ": " << c.passed << " / " << c.skipped << " / " << c.failed << "\n";
+    if (c.passed || c.failed)
+      std::cout << "  " << op << ": " << c.passed << " / " << c.skipped << " / " << c.failed
+                << "\n";
   std::cout << "\nskipped tests and why:\n";
   for (auto& [n, why] : skipped) std::cout << "  " << n << ": " << why << "\n";
-  std::cout << "\nnode tests: " << dirs.size() << " run, " << passed << " passed, " << skipped.size() << " skipped, "
-            << failed.size() << " failed\n";
+  std::cout << "\nnode tests: " << dirs.size() << " run, " << passed << " passed, "
+            << skipped.size() << " skipped, " << failed.size() << " failed\n";
   for (auto& [n, why] : failed) std::cout << "  FAILED " << n << ": " << why << "\n";
   if (!failed.empty()) return 1;
   if (passed < minPassed) {

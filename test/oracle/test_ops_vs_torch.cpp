@@ -35,8 +35,7 @@ torch::Tensor toTorch(const NDArray& a) {
 }
 
 // Evaluates dag with the interpreter and compares with fn(torch inputs).
-void checkAgainstTorch(const ComputeDAG& dag, const TorchFn& fn, uint64_t seed,
-                       double tol = 1e-5) {
+void checkAgainstTorch(const ComputeDAG& dag, const TorchFn& fn, uint64_t seed, double tol = 1e-5) {
   auto inputs = randomInputs(dag, seed);
   Inputs byName;
   auto phs = dag.placeholders();
@@ -83,7 +82,8 @@ std::vector<Case> cases() {
 
   auto convN = [](int dims) {
     return [dims](const std::string& s) -> TorchFn {
-      int64_t st = arg(s, "stride"), p = arg(s, "pad"), d = arg(s, "dilation"), g = arg(s, "groups");
+      int64_t st = arg(s, "stride"), p = arg(s, "pad"), d = arg(s, "dilation"),
+              g = arg(s, "groups");
       return [=](const Inputs& in) {
         std::vector<int64_t> S(dims, st), P(dims, p), D(dims, d);
         const auto &x = in.at("data"), &w = in.at("weight");
@@ -101,7 +101,8 @@ std::vector<Case> cases() {
        "conv2d:C=5,H=13,W=13,K=3,R=3,S=3,stride=1,pad=2,dilation=2",
        "conv2d:C=3,H=8,W=10,K=7,R=1,S=1"},
       convN(2));
-  add({"depthwise_conv2d:C=8,H=9,W=9,R=3,S=3,pad=1", "depthwise_conv2d:N=2,C=5,H=10,W=7,R=3,S=3,stride=2,multiplier=2",
+  add({"depthwise_conv2d:C=8,H=9,W=9,R=3,S=3,pad=1",
+       "depthwise_conv2d:N=2,C=5,H=10,W=7,R=3,S=3,stride=2,multiplier=2",
        "depthwise_conv2d:C=3,H=12,W=12,R=5,S=5,pad=2,dilation=2"},
       [](const std::string& s) -> TorchFn {
         int64_t st = arg(s, "stride"), p = arg(s, "pad"), d = arg(s, "dilation"), C = arg(s, "C");
@@ -109,26 +110,28 @@ std::vector<Case> cases() {
           return torch::conv2d(in.at("data"), in.at("weight"), {}, st, p, d, C);
         };
       });
-  add({"conv3d:C=3,D=5,H=6,W=7,K=4,T=3,R=3,S=3,pad=1", "conv3d:N=2,C=4,D=6,H=6,W=5,K=2,T=2,R=3,S=1,stride=2,groups=2"},
+  add({"conv3d:C=3,D=5,H=6,W=7,K=4,T=3,R=3,S=3,pad=1",
+       "conv3d:N=2,C=4,D=6,H=6,W=5,K=2,T=2,R=3,S=1,stride=2,groups=2"},
       convN(3));
   add({"conv2d_transpose:C=4,H=5,W=5,K=3,R=3,S=3,stride=2,pad=1",
        "conv2d_transpose:N=2,C=3,H=4,W=6,K=4,R=4,S=4,stride=2,pad=1,output_padding=1",
        "conv2d_transpose:C=2,H=5,W=4,K=3,R=3,S=2,pad=0",
        "conv2d_transpose:C=4,H=6,W=6,K=6,R=3,S=3,stride=3,pad=2,dilation=2,groups=2"},
       [](const std::string& s) -> TorchFn {
-        int64_t st = arg(s, "stride"), p = arg(s, "pad"), d = arg(s, "dilation"), g = arg(s, "groups"),
-                op = arg(s, "output_padding");
+        int64_t st = arg(s, "stride"), p = arg(s, "pad"), d = arg(s, "dilation"),
+                g = arg(s, "groups"), op = arg(s, "output_padding");
         return [=](const Inputs& in) {
           return torch::conv_transpose2d(in.at("data"), in.at("weight"), {}, st, p, op, g, d);
         };
       });
-  add({"max_pool2d:C=3,H=9,W=9,R=3,S=3,stride=2,pad=1", "max_pool2d:N=2,C=2,H=8,W=7,R=2,S=2,stride=2",
-       "max_pool2d:C=1,H=5,W=6,R=3,S=2"},
+  add({"max_pool2d:C=3,H=9,W=9,R=3,S=3,stride=2,pad=1",
+       "max_pool2d:N=2,C=2,H=8,W=7,R=2,S=2,stride=2", "max_pool2d:C=1,H=5,W=6,R=3,S=2"},
       [](const std::string& s) -> TorchFn {
         int64_t R = arg(s, "R"), S = arg(s, "S"), st = arg(s, "stride"), p = arg(s, "pad");
         return [=](const Inputs& in) { return torch::max_pool2d(in.at("data"), {R, S}, st, p); };
       });
-  add({"avg_pool2d:C=3,H=9,W=9,R=3,S=3,stride=2,pad=1", "avg_pool2d:N=2,C=2,H=8,W=7,R=2,S=2,stride=2"},
+  add({"avg_pool2d:C=3,H=9,W=9,R=3,S=3,stride=2,pad=1",
+       "avg_pool2d:N=2,C=2,H=8,W=7,R=2,S=2,stride=2"},
       [](const std::string& s) -> TorchFn {
         int64_t R = arg(s, "R"), S = arg(s, "S"), st = arg(s, "stride"), p = arg(s, "pad");
         return [=](const Inputs& in) {
@@ -136,7 +139,9 @@ std::vector<Case> cases() {
         };
       });
   add({"global_avg_pool2d:C=8,H=7,W=7", "global_avg_pool2d:N=2,C=3,H=5,W=9"},
-      fixed([](const Inputs& in) { return torch::adaptive_avg_pool2d(in.at("data"), {1, 1}); }));
+      fixed([](const Inputs& in) {
+        return torch::adaptive_avg_pool2d(in.at("data"), {1, 1});
+      }));
   add({"bias_add:shape=2x5x3x3,axis=1", "bias_add:shape=7x9,axis=1", "bias_add:shape=4x6,axis=0"},
       [](const std::string& s) -> TorchFn {
         int64_t axis = arg(s, "axis");
@@ -151,7 +156,8 @@ std::vector<Case> cases() {
       fixed([](const Inputs& in) { return torch::relu(in.at("data")); }));
   add({"clip:shape=5x9,min=-0.5,max=0.25", "clip:shape=31,min=0,max=6"},
       [](const std::string& s) -> TorchFn {
-        double lo = std::stod(s.substr(s.find("min=") + 4)), hi = std::stod(s.substr(s.find("max=") + 4));
+        double lo = std::stod(s.substr(s.find("min=") + 4)),
+               hi = std::stod(s.substr(s.find("max=") + 4));
         return [=](const Inputs& in) { return torch::clamp(in.at("data"), lo, hi); };
       });
   add({"relu6:shape=4x11", "relu6:shape=1x3x5x5"},
@@ -172,7 +178,8 @@ std::vector<Case> cases() {
       fixed([](const Inputs& in) { return in.at("a") / in.at("b"); }));
   add({"batch_norm:shape=2x5x3x3", "batch_norm:shape=3x7,eps=0.001"},
       [](const std::string& s) -> TorchFn {
-        double eps = s.find("eps=") == std::string::npos ? 1e-5 : std::stod(s.substr(s.find("eps=") + 4));
+        double eps =
+            s.find("eps=") == std::string::npos ? 1e-5 : std::stod(s.substr(s.find("eps=") + 4));
         return [=](const Inputs& in) {
           return torch::batch_norm(in.at("data"), in.at("gamma"), in.at("beta"), in.at("mean"),
                                    in.at("var"), false, 0.1, eps, false);
@@ -180,25 +187,27 @@ std::vector<Case> cases() {
       });
   add({"softmax:M=4,N=10", "softmax:M=3,N=129", "softmax:M=1,N=1"},
       fixed([](const Inputs& in) { return torch::softmax(in.at("data"), -1); }));
-  add({"layer_norm:M=4,N=10", "layer_norm:M=3,N=33,eps=0.01"},
-      [](const std::string& s) -> TorchFn {
-        double eps = s.find("eps=") == std::string::npos ? 1e-5 : std::stod(s.substr(s.find("eps=") + 4));
-        int64_t N = arg(s, "N");
-        return [=](const Inputs& in) {
-          return torch::layer_norm(in.at("data"), {N}, in.at("gamma"), in.at("beta"), eps);
-        };
-      });
+  add({"layer_norm:M=4,N=10", "layer_norm:M=3,N=33,eps=0.01"}, [](const std::string& s) -> TorchFn {
+    double eps =
+        s.find("eps=") == std::string::npos ? 1e-5 : std::stod(s.substr(s.find("eps=") + 4));
+    int64_t N = arg(s, "N");
+    return [=](const Inputs& in) {
+      return torch::layer_norm(in.at("data"), {N}, in.at("gamma"), in.at("beta"), eps);
+    };
+  });
   add({"norm:B=2,M=5,N=7", "norm:M=16,N=3"},
       fixed([](const Inputs& in) { return in.at("data").flatten(1).norm(2, {1}); }));
-  add({"conv2d_bias_relu:C=4,H=9,W=9,K=8,R=3,S=3,pad=1", "conv2d_bias_relu:N=2,C=3,H=7,W=8,K=5,R=3,S=3,stride=2"},
+  add({"conv2d_bias_relu:C=4,H=9,W=9,K=8,R=3,S=3,pad=1",
+       "conv2d_bias_relu:N=2,C=3,H=7,W=8,K=5,R=3,S=3,stride=2"},
       [](const std::string& s) -> TorchFn {
-        int64_t st = arg(s, "stride"), p = arg(s, "pad"), d = arg(s, "dilation"), g = arg(s, "groups");
+        int64_t st = arg(s, "stride"), p = arg(s, "pad"), d = arg(s, "dilation"),
+                g = arg(s, "groups");
         return [=](const Inputs& in) {
-          return torch::relu(torch::conv2d(in.at("data"), in.at("weight"), in.at("bias"), st, p, d, g));
+          return torch::relu(
+              torch::conv2d(in.at("data"), in.at("weight"), in.at("bias"), st, p, d, g));
         };
       });
-  add({"dense_bias_gelu:M=4,N=12,K=8", "dense_bias_gelu:M=3,N=5,K=7"},
-      fixed([](const Inputs& in) {
+  add({"dense_bias_gelu:M=4,N=12,K=8", "dense_bias_gelu:M=3,N=5,K=7"}, fixed([](const Inputs& in) {
         return torch::gelu(torch::linear(in.at("X"), in.at("W"), in.at("bias")));
       }));
   return c;
@@ -234,20 +243,27 @@ TEST_CASE("operator parameters beyond the spec syntax match libtorch", "[params]
     p.padAfter = {2, 1};
     p.dilation = {1, 2};
     ComputeDAG dag({ops::conv(x, w, p)});
-    checkAgainstTorch(dag, [](const Inputs& in) {
-      auto padded = torch::constant_pad_nd(in.at("data"), {0, 1, 1, 2}); // (W before/after, H ...)
-      return torch::conv2d(padded, in.at("weight"), {}, torch::IntArrayRef{2, 1},
-                           torch::IntArrayRef{0, 0}, torch::IntArrayRef{1, 2});
-    }, 11);
+    checkAgainstTorch(
+        dag,
+        [](const Inputs& in) {
+          auto padded =
+              torch::constant_pad_nd(in.at("data"), {0, 1, 1, 2}); // (W before/after, H ...)
+          return torch::conv2d(padded, in.at("weight"), {}, torch::IntArrayRef{2, 1},
+                               torch::IntArrayRef{0, 0}, torch::IntArrayRef{1, 2});
+        },
+        11);
   }
   SECTION("average pooling that does not count padding") {
     Tensor x = placeholder("data", {2, 3, 7, 6});
     ops::PoolParams pp = ops::PoolParams::uniform(2, 3, 2, 1);
     pp.countIncludePad = false;
     ComputeDAG dag({ops::pool(x, ops::PoolKind::Avg, pp)});
-    checkAgainstTorch(dag, [](const Inputs& in) {
-      return torch::avg_pool2d(in.at("data"), {3, 3}, {2, 2}, {1, 1}, false, false);
-    }, 12);
+    checkAgainstTorch(
+        dag,
+        [](const Inputs& in) {
+          return torch::avg_pool2d(in.at("data"), {3, 3}, {2, 2}, {1, 1}, false, false);
+        },
+        12);
   }
   SECTION("3-d max pooling with dilation and ceil mode") {
     Tensor x = placeholder("data", {1, 2, 7, 6, 8});
@@ -255,76 +271,122 @@ TEST_CASE("operator parameters beyond the spec syntax match libtorch", "[params]
     pp.dilation = {1, 2, 1};
     pp.ceilMode = true;
     ComputeDAG dag({ops::pool(x, ops::PoolKind::Max, pp)});
-    checkAgainstTorch(dag, [](const Inputs& in) {
-      return torch::max_pool3d(in.at("data"), {2, 2, 2}, {2, 2, 2}, {1, 1, 1}, {1, 2, 1}, true);
-    }, 21);
+    checkAgainstTorch(
+        dag,
+        [](const Inputs& in) {
+          return torch::max_pool3d(in.at("data"), {2, 2, 2}, {2, 2, 2}, {1, 1, 1}, {1, 2, 1}, true);
+        },
+        21);
   }
   SECTION("1-d average pooling with ceil mode, padding counted") {
     Tensor x = placeholder("data", {2, 3, 10});
     ops::PoolParams pp = ops::PoolParams::uniform(1, 3, 2, 1);
     pp.ceilMode = true;
     ComputeDAG dag({ops::pool(x, ops::PoolKind::Avg, pp)});
-    checkAgainstTorch(dag, [](const Inputs& in) { return torch::avg_pool1d(in.at("data"), {3}, {2}, {1}, true, true); }, 22);
+    checkAgainstTorch(
+        dag,
+        [](const Inputs& in) {
+          return torch::avg_pool1d(in.at("data"), {3}, {2}, {1}, true, true);
+        },
+        22);
   }
   SECTION("global max pooling of a 3-d input") {
     Tensor x = placeholder("data", {2, 3, 4, 5, 2});
     ComputeDAG dag({ops::globalPool(x, ops::PoolKind::Max)});
-    checkAgainstTorch(dag, [](const Inputs& in) { return torch::amax(in.at("data"), {2, 3, 4}, true); }, 23);
+    checkAgainstTorch(
+        dag,
+        [](const Inputs& in) {
+          return torch::amax(in.at("data"), {2, 3, 4}, true);
+        },
+        23);
   }
   SECTION("reflect and edge padding, and cropping") {
     Tensor x = placeholder("data", {1, 2, 5, 6});
     ops::PadOptions reflect;
     reflect.mode = ops::PadMode::Reflect;
     ComputeDAG r({ops::pad(x, {0, 0, 2, 1}, {0, 0, 1, 3}, reflect)});
-    checkAgainstTorch(r, [](const Inputs& in) { return torch::reflection_pad2d(in.at("data"), {1, 3, 2, 1}); }, 24);
+    checkAgainstTorch(
+        r,
+        [](const Inputs& in) {
+          return torch::reflection_pad2d(in.at("data"), {1, 3, 2, 1});
+        },
+        24);
     ops::PadOptions edge;
     edge.mode = ops::PadMode::Edge;
     ComputeDAG e({ops::pad(x, {0, 0, 2, 1}, {0, 0, 1, 3}, edge)});
-    checkAgainstTorch(e, [](const Inputs& in) { return torch::replication_pad2d(in.at("data"), {1, 3, 2, 1}); }, 25);
+    checkAgainstTorch(
+        e,
+        [](const Inputs& in) {
+          return torch::replication_pad2d(in.at("data"), {1, 3, 2, 1});
+        },
+        25);
     ComputeDAG c({ops::pad(x, {0, 0, -1, 2}, {0, 0, 1, -2}, ops::PadOptions{})});
-    checkAgainstTorch(c, [](const Inputs& in) { return torch::constant_pad_nd(in.at("data"), {2, -2, -1, 1}); }, 26);
+    checkAgainstTorch(
+        c,
+        [](const Inputs& in) {
+          return torch::constant_pad_nd(in.at("data"), {2, -2, -1, 1});
+        },
+        26);
   }
   SECTION("layer norm over the last two axes with a broadcast scale and no bias") {
     Tensor x = placeholder("data", {3, 4, 5}), g = placeholder("scale", {5});
     ComputeDAG dag({ops::layerNorm(x, 1, g, std::nullopt, 1e-5, false).y});
-    checkAgainstTorch(dag, [](const Inputs& in) {
-      return torch::layer_norm(in.at("data"), {4, 5}, in.at("scale").expand({4, 5}).contiguous(), {}, 1e-5);
-    }, 27);
+    checkAgainstTorch(
+        dag,
+        [](const Inputs& in) {
+          return torch::layer_norm(in.at("data"), {4, 5},
+                                   in.at("scale").expand({4, 5}).contiguous(), {}, 1e-5);
+        },
+        27);
   }
   SECTION("clip by a constant and a tensor bound") {
     Tensor x = placeholder("data", {4, 6}), hi = placeholder("hi", {1});
-    ComputeDAG dag({ops::clip(x, ops::ClipBound{-0.25, std::nullopt}, ops::ClipBound{std::nullopt, hi})});
-    checkAgainstTorch(dag, [](const Inputs& in) {
-      return torch::minimum(torch::clamp_min(in.at("data"), -0.25), in.at("hi"));
-    }, 28);
+    ComputeDAG dag(
+        {ops::clip(x, ops::ClipBound{-0.25, std::nullopt}, ops::ClipBound{std::nullopt, hi})});
+    checkAgainstTorch(
+        dag,
+        [](const Inputs& in) {
+          return torch::minimum(torch::clamp_min(in.at("data"), -0.25), in.at("hi"));
+        },
+        28);
   }
   SECTION("softmax along an inner axis of a 3-d tensor") {
     Tensor x = placeholder("data", {3, 5, 4});
     ComputeDAG dag({ops::softmax(x, 1)});
-    checkAgainstTorch(dag, [](const Inputs& in) { return torch::softmax(in.at("data"), 1); }, 13);
+    checkAgainstTorch(
+        dag, [](const Inputs& in) { return torch::softmax(in.at("data"), 1); }, 13);
   }
   SECTION("layer norm of a 3-d tensor") {
-    Tensor x = placeholder("data", {2, 3, 8}), g = placeholder("gamma", {8}), b = placeholder("beta", {8});
+    Tensor x = placeholder("data", {2, 3, 8}), g = placeholder("gamma", {8}),
+           b = placeholder("beta", {8});
     ComputeDAG dag({ops::layerNorm(x, g, b, 1e-5)});
-    checkAgainstTorch(dag, [](const Inputs& in) {
-      return torch::layer_norm(in.at("data"), {8}, in.at("gamma"), in.at("beta"), 1e-5);
-    }, 14);
+    checkAgainstTorch(
+        dag,
+        [](const Inputs& in) {
+          return torch::layer_norm(in.at("data"), {8}, in.at("gamma"), in.at("beta"), 1e-5);
+        },
+        14);
   }
   SECTION("1-d transposed convolution with stride and output padding") {
     Tensor x = placeholder("data", {1, 4, 7}), w = placeholder("weight", {4, 2, 3});
     ComputeDAG dag({ops::convTranspose(x, w, ops::ConvParams::uniform(1, 3, 1, 1), {2})});
-    checkAgainstTorch(dag, [](const Inputs& in) {
-      return torch::conv_transpose1d(in.at("data"), in.at("weight"), {}, 3, 1, 2);
-    }, 15);
+    checkAgainstTorch(
+        dag,
+        [](const Inputs& in) {
+          return torch::conv_transpose1d(in.at("data"), in.at("weight"), {}, 3, 1, 2);
+        },
+        15);
   }
   SECTION("broadcasting a rank-1 tensor against a rank-4 one") {
     Tensor a = placeholder("a", {6}), b = placeholder("b", {2, 3, 1, 6});
     ComputeDAG dag({ops::mul(a, b)});
-    checkAgainstTorch(dag, [](const Inputs& in) { return in.at("a") * in.at("b"); }, 16);
+    checkAgainstTorch(
+        dag, [](const Inputs& in) { return in.at("a") * in.at("b"); }, 16);
   }
 }
 
-TEST_CASE("the libtorch reference executor runs every op the ONNX converters accept", "[reference]") {
+TEST_CASE("the libtorch reference executor runs every op the ONNX converters accept",
+          "[reference]") {
   auto ref = wm::runtime::TorchReference::supportedOps();
   std::set<std::string> have(ref.begin(), ref.end());
   auto ops = wm::frontend::supportedOnnxOps();

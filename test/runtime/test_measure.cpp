@@ -14,22 +14,25 @@ TEST_CASE("faulty candidates cost one error record each", "[measure]") {
   o.runTimeoutS = 2;
   o.buildTimeoutS = 5;
   o.minRepeatMs = 5;
-  auto m = runtime::makeWorkerMeasurer(o, codegen::resolveTarget({"llvm", "", "", 1}), WM_WMTUNE_PATH);
+  auto m =
+      runtime::makeWorkerMeasurer(o, codegen::resolveTarget({"llvm", "", "", 1}), WM_WMTUNE_PATH);
   const std::string spec = "gemm:M=32,N=32,K=32";
   std::vector<sched::Step> good{sched::SplitStep{2, 0, 32, {8}, true},
                                 sched::AnnotationStep{2, 1, sched::Annotation::Unroll}};
   std::vector<runtime::MeasureInput> in{
-      {spec, good, ""},           {spec, good, "crash"},      {spec, good, ""},
-      {spec, good, "hang"},       {spec, good, ""},           {spec, good, "wrong"},
-      {spec, good, ""},           {spec, good, "build_hang"}, {spec, good, ""},
-      {spec, {sched::SplitStep{2, 9, 32, {8}, true}}, ""},    {spec, {}, ""},
+      {spec, good, ""}, {spec, good, "crash"},
+      {spec, good, ""}, {spec, good, "hang"},
+      {spec, good, ""}, {spec, good, "wrong"},
+      {spec, good, ""}, {spec, good, "build_hang"},
+      {spec, good, ""}, {spec, {sched::SplitStep{2, 9, 32, {8}, true}}, ""},
+      {spec, {}, ""},
   };
   auto r = m->measure(in);
   REQUIRE(r.size() == in.size());
-  std::vector<MeasureError> expect{MeasureError::None,       MeasureError::RunError,     MeasureError::None,
-                                   MeasureError::RunTimeout, MeasureError::None,         MeasureError::WrongAnswer,
-                                   MeasureError::None,       MeasureError::BuildTimeout, MeasureError::None,
-                                   MeasureError::BuildError, MeasureError::None};
+  std::vector<MeasureError> expect{
+      MeasureError::None, MeasureError::RunError,    MeasureError::None, MeasureError::RunTimeout,
+      MeasureError::None, MeasureError::WrongAnswer, MeasureError::None, MeasureError::BuildTimeout,
+      MeasureError::None, MeasureError::BuildError,  MeasureError::None};
   for (size_t i = 0; i < r.size(); ++i) {
     INFO("candidate " << i << ": " << runtime::measureErrorName(r[i].error) << " " << r[i].message);
     CHECK(r[i].error == expect[i]);

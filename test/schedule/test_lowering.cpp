@@ -65,13 +65,15 @@ TEST_CASE("CPU multi-level tiling (SSRSRS) of GEMM", "[lowering]") {
   CHECK_THAT(lower::toString(f), Catch::Contains("allocate C.local: f32[16, 32] local"));
 }
 
-TEST_CASE("CPU multi-level tiling (SSRSRS) of conv2d with the padding computed per tile", "[lowering]") {
+TEST_CASE("CPU multi-level tiling (SSRSRS) of conv2d with the padding computed per tile",
+          "[lowering]") {
   auto f = lowerWith("conv2d:N=1,C=8,H=10,W=10,K=16,R=3,S=3,pad=1", "conv2d_cpu_ssrsrs.json");
   checkExpected(f, "conv2d_cpu_ssrsrs.txt");
   CHECK_THAT(lower::toString(f), Catch::Contains("allocate conv2d_pad: f32[1, 4, 3, 7] global"));
 }
 
-TEST_CASE("GPU multi-level tiling (SSSRRSRS) of GEMM with shared-memory cache reads", "[lowering]") {
+TEST_CASE("GPU multi-level tiling (SSSRRSRS) of GEMM with shared-memory cache reads",
+          "[lowering]") {
   auto f = lowerWith("gemm:M=64,N=64,K=64", "gemm_gpu_sssrrsrs.json");
   checkExpected(f, "gemm_gpu_sssrrsrs.txt");
   std::string text = lower::toString(f);

@@ -57,7 +57,8 @@ TEST_CASE("random schedules of every operator compute the reference result", "[p
   CHECK(opsCovered.size() == workloadDefs().size());
   CHECK(checked == 50 * static_cast<int>(testing::smallWorkloads().size()));
   // The generator exercised every kind of step.
-  for (const char* tag : {"AN", "FU", "PR", "RE", "SP", "FSP", "FFSP", "SA", "CA", "CI", "CR", "CHR", "CHW", "RF"}) {
+  for (const char* tag :
+       {"AN", "FU", "PR", "RE", "SP", "FSP", "FFSP", "SA", "CA", "CI", "CR", "CHR", "CHW", "RF"}) {
     INFO("step kind " << tag);
     CHECK(tagCount[tag] >= 20);
   }

@@ -53,7 +53,8 @@ TEST_CASE("every step kind round-trips through JSON", "[steps]") {
   CHECK(back == all);
   CHECK(stepsToJson(back) == json);
   // The format itself is fixed (tuning logs store it).
-  CHECK(stepsToJson({all[4], all[0]}) == R"([["SP",2,0,1024,[8,null,4],1],["AN",2,1,"threadIdx.x"]])");
+  CHECK(stepsToJson({all[4], all[0]}) ==
+        R"([["SP",2,0,1024,[8,null,4],1],["AN",2,1,"threadIdx.x"]])");
   for (auto& s : all) CHECK_FALSE(toString(s).empty());
 }
 
@@ -101,25 +102,30 @@ TEST_CASE("illegal steps are rejected with a message", "[steps][errors]") {
   // A loop fused away can no longer be split: after fusing i and j only 2 loops remain.
   REQUIRE(tryStep(s, FuseStep{2, {0, 1}}).empty());
   CHECK_THAT(tryStep(s, SplitStep{2, 2, 16, {4}, true}), Catch::Contains("loop 2 out of range"));
-  CHECK_THAT(tryStep(s, FuseStep{2, {0, 1}}), Catch::Contains("spatial loop with a reduction loop"));
+  CHECK_THAT(tryStep(s, FuseStep{2, {0, 1}}),
+             Catch::Contains("spatial loop with a reduction loop"));
   // Reorders must list every loop exactly once.
   CHECK_THAT(tryStep(s, ReorderStep{2, {0}}), Catch::Contains("reorder lists 1 loops"));
   CHECK_THAT(tryStep(s, ReorderStep{2, {1, 1}}), Catch::Contains("listed twice"));
   CHECK_THAT(tryStep(s, AnnotationStep{2, 1, Annotation::Parallel}),
              Catch::Contains("cannot annotate reduction loop"));
   REQUIRE(tryStep(s, AnnotationStep{2, 0, Annotation::Parallel}).empty());
-  CHECK_THAT(tryStep(s, AnnotationStep{2, 0, Annotation::Vectorize}), Catch::Contains("already annotated"));
+  CHECK_THAT(tryStep(s, AnnotationStep{2, 0, Annotation::Vectorize}),
+             Catch::Contains("already annotated"));
   CHECK_THAT(tryStep(s, SplitStep{2, 0, 256, {4}, true}), Catch::Contains("it is annotated"));
   CHECK_THAT(tryStep(s, PragmaStep{2, 0, "fast_math", 1}), Catch::Contains("unknown pragma"));
-  CHECK_THAT(tryStep(s, CacheWriteStep{2, ir::MemScope::Local}), Catch::Contains("must come before its loop transforms"));
+  CHECK_THAT(tryStep(s, CacheWriteStep{2, ir::MemScope::Local}),
+             Catch::Contains("must come before its loop transforms"));
   CHECK_THAT(tryStep(s, RfactorStep{2, 0, 0}), Catch::Contains("is not a reduction loop"));
   CHECK_THAT(tryStep(s, ComputeInlineStep{2}), Catch::Contains("it has a reduction"));
   CHECK_THAT(tryStep(s, ComputeAtStep{2, 2, 0}), Catch::Contains("at itself"));
   CHECK_THAT(tryStep(s, ComputeAtStep{2, 0, 0}), Catch::Contains("is a placeholder"));
   CHECK_THAT(tryStep(s, FollowSplitStep{2, 1, 0, 2}), Catch::Contains("is FU, not SP"));
-  CHECK_THAT(tryStep(s, CacheReadStep{0, ir::MemScope::Shared, {1}}), Catch::Contains("does not read A"));
+  CHECK_THAT(tryStep(s, CacheReadStep{0, ir::MemScope::Shared, {1}}),
+             Catch::Contains("does not read A"));
   CHECK_THAT(tryStep(s, StorageAlignStep{2, 5, 8, 0}), Catch::Contains("axis 5 out of range"));
-  CHECK_THAT(tryStep(s, StorageAlignStep{2, 0, 8, 9}), Catch::Contains("offset must be in [0, factor)"));
+  CHECK_THAT(tryStep(s, StorageAlignStep{2, 0, 8, 9}),
+             Catch::Contains("offset must be in [0, factor)"));
 
   // Compute-at into a stage that does not consume the producer.
   auto cbr = parseWorkload("conv2d_bias_relu:C=2,H=5,W=5,K=2,R=3,S=3,pad=1").dag;
@@ -133,6 +139,8 @@ TEST_CASE("illegal steps are rejected with a message", "[steps][errors]") {
   // would leave conv2d computed at a stage that no longer consumes it.
   REQUIRE(tryStep(t, ComputeAtStep{3, 6, 1}).empty());
   CHECK_THAT(tryStep(t, ComputeRootStep{5}), Catch::Contains("no longer be its only consumer"));
-  CHECK_THAT(tryStep(t, CacheReadStep{3, ir::MemScope::Local, {5}}), Catch::Contains("computed at another stage"));
-  CHECK_THAT(tryStep(t, CacheWriteStep{6, ir::MemScope::Local}), Catch::Contains("stages are computed at it"));
+  CHECK_THAT(tryStep(t, CacheReadStep{3, ir::MemScope::Local, {5}}),
+             Catch::Contains("computed at another stage"));
+  CHECK_THAT(tryStep(t, CacheWriteStep{6, ir::MemScope::Local}),
+             Catch::Contains("stages are computed at it"));
 }

@@ -22,7 +22,9 @@ namespace {
 
 enum class TargetKind { Cpu, Gpu };
 
-target::Target ansorCpu() { return target::ansorCpuDefaults(4); }
+target::Target ansorCpu() {
+  return target::ansorCpuDefaults(4);
+}
 
 size_t sketches(const std::string& spec, TargetKind t) {
   auto w = parseWorkload(spec);
@@ -63,10 +65,13 @@ TEST_CASE("sketches have Ansor's structure", "[sketch]") {
   std::string plain;
   for (auto& s : sk)
     if (s.state.numStages() == 3) plain = s.state.toString();
-  CHECK_THAT(plain, Catch::Contains("for i.0 (0,0)\n  for j.0 (0,0)\n    for i.1 (0,0)\n      for j.1 (0,0)\n"
-                                    "        for k.0 (0,0) reduce\n          for i.2 (0,0)\n            for j.2 (0,0)\n"
-                                    "              for k.1 (0,0) reduce\n                for i.3 (0,0)\n"
-                                    "                  for j.3 (0,0)\n"));
+  CHECK_THAT(
+      plain,
+      Catch::Contains(
+          "for i.0 (0,0)\n  for j.0 (0,0)\n    for i.1 (0,0)\n      for j.1 (0,0)\n"
+          "        for k.0 (0,0) reduce\n          for i.2 (0,0)\n            for j.2 (0,0)\n"
+          "              for k.1 (0,0) reduce\n                for i.3 (0,0)\n"
+          "                  for j.3 (0,0)\n"));
   // The two cache-write sketches compute C.local at tile level 1 and 2 of C.
   int withCache = 0;
   for (auto& s : sk)
@@ -95,13 +100,15 @@ TEST_CASE("random factorizations multiply to the extent", "[annotate]") {
   }
 }
 
-TEST_CASE("every sampled or mutated state of every operator computes the reference result", "[annotate][property]") {
+TEST_CASE("every sampled or mutated state of every operator computes the reference result",
+          "[annotate][property]") {
   Rng rng(77);
   int sampled = 0, gpuOps = 0, mutatedOk = 0;
   for (TargetKind target : {TargetKind::Cpu, TargetKind::Gpu}) {
     for (const auto& spec : testing::smallWorkloads()) {
       auto w = parseWorkload(spec);
-      SearchTask task(w.dag, target == TargetKind::Cpu ? target::ansorCpuDefaults(2) : target::gpuDefaults());
+      SearchTask task(w.dag, target == TargetKind::Cpu ? target::ansorCpuDefaults(2)
+                                                       : target::gpuDefaults());
       auto sk = generateSketches(task);
       REQUIRE(!sk.empty());
       auto inputs = ir::randomInputs(w.dag, rng.next());
@@ -111,13 +118,15 @@ TEST_CASE("every sampled or mutated state of every operator computes the referen
         const auto& sketch = sk[rng.uniformInt(0, static_cast<int64_t>(sk.size()) - 1)];
         auto state = annotate(task, sketch, rng);
         if (!state) continue; // rejected before measurement
-        INFO(spec << (target == TargetKind::Cpu ? " cpu" : " gpu") << "\n" << sched::stepsToJson(state->steps()));
+        INFO(spec << (target == TargetKind::Cpu ? " cpu" : " gpu") << "\n"
+                  << sched::stepsToJson(state->steps()));
         auto r = sched::replay(w.dag, state->steps());
         REQUIRE(r.error.empty());
         auto f = lower::lower(r.state);
         if (testing::loopWork(f.body) > 2e5) continue; // too large to interpret quickly
         auto got = lower::runLowered(f, inputs);
-        for (size_t o = 0; o < got.size(); ++o) REQUIRE(ir::maxRelativeError(got[o], expect[o]) <= 1e-4);
+        for (size_t o = 0; o < got.size(); ++o)
+          REQUIRE(ir::maxRelativeError(got[o], expect[o]) <= 1e-4);
         ++valid;
         ++sampled;
         // Mutations of it, as the evolutionary search makes them.
@@ -128,15 +137,18 @@ TEST_CASE("every sampled or mutated state of every operator computes the referen
           auto mf = lower::lower(sched::replay(w.dag, mutated->steps()).state);
           if (testing::loopWork(mf.body) > 2e5) continue;
           auto mg = lower::runLowered(mf, inputs);
-          for (size_t o = 0; o < mg.size(); ++o) REQUIRE(ir::maxRelativeError(mg[o], expect[o]) <= 1e-4);
+          for (size_t o = 0; o < mg.size(); ++o)
+            REQUIRE(ir::maxRelativeError(mg[o], expect[o]) <= 1e-4);
           ++mutatedOk;
         }
       }
       INFO(spec << (target == TargetKind::Cpu ? " cpu" : " gpu"));
       // On CPU every operator yields valid states; on GPU tiny shapes can fail the thread
       // checks (fewer than a warp of threads) on every draw, and are rejected.
-      if (target == TargetKind::Cpu) CHECK(valid > 0);
-      else gpuOps += valid > 0;
+      if (target == TargetKind::Cpu)
+        CHECK(valid > 0);
+      else
+        gpuOps += valid > 0;
     }
   }
   CHECK(gpuOps >= static_cast<int>(testing::smallWorkloads().size()) * 3 / 4);

@@ -7,11 +7,12 @@
 
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <fstream>
 #include <set>
 #include <sstream>
-#include <unistd.h>
 
 using namespace wm;
 using namespace wm::search;
@@ -36,7 +37,8 @@ TuningRecord record(int i) {
 // A deterministic stand-in for the measurer: the cost is a hash of the schedule.
 class MockMeasurer : public runtime::Measurer {
 public:
-  std::vector<runtime::MeasureResult> measure(const std::vector<runtime::MeasureInput>& in) override {
+  std::vector<runtime::MeasureResult>
+  measure(const std::vector<runtime::MeasureInput>& in) override {
     std::vector<runtime::MeasureResult> out;
     for (auto& x : in) {
       runtime::MeasureResult r;
@@ -64,7 +66,10 @@ TEST_CASE("the tuning log appends, resumes and skips a truncated last line", "[l
     std::ofstream(path, std::ios::app) << "{\"v\":1,\"task\":\"abc\",\"wor"; // a killed write
   }
   {
-    auto size = [&] { std::ifstream in(path, std::ios::binary | std::ios::ate); return static_cast<long>(in.tellg()); };
+    auto size = [&] {
+      std::ifstream in(path, std::ios::binary | std::ios::ate);
+      return static_cast<long>(in.tellg());
+    };
     long before = size();
     TuningLog reader(path, TuningLog::Mode::Read); // reading never writes
     REQUIRE(reader.records().size() == 3);
@@ -116,7 +121,8 @@ TEST_CASE("with a fixed seed and a mock measurer two runs propose the same candi
     std::remove(path.c_str());
     return out;
   };
-  auto a = run(tempPath("a.jsonl"), 5), b = run(tempPath("b.jsonl"), 5), c = run(tempPath("c.jsonl"), 6);
+  auto a = run(tempPath("a.jsonl"), 5), b = run(tempPath("b.jsonl"), 5),
+       c = run(tempPath("c.jsonl"), 6);
   REQUIRE(a.size() == 24);
   CHECK(a == b);
   CHECK(a != c);

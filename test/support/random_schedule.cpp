@@ -78,18 +78,20 @@ Step candidate(const State& s, Rng& rng) {
     for (int c : cons)
       if (rng.bernoulli(0.6)) readers.push_back(c);
     if (readers.empty() && !cons.empty()) readers.push_back(cons[0]);
-    return CacheReadStep{p, rng.bernoulli(0.5) ? ir::MemScope::Shared : ir::MemScope::Local, readers};
+    return CacheReadStep{p, rng.bernoulli(0.5) ? ir::MemScope::Shared : ir::MemScope::Local,
+                         readers};
   }
-  case 9: return CacheWriteStep{st, rng.bernoulli(0.7) ? ir::MemScope::Local : ir::MemScope::Global};
+  case 9:
+    return CacheWriteStep{st, rng.bernoulli(0.7) ? ir::MemScope::Local : ir::MemScope::Global};
   case 10: {
     int factorIter = static_cast<int>(rng.uniformInt(0, stage.numSpatialRoot));
     return RfactorStep{st, leaf, factorIter};
   }
   case 11:
   case 12: {
-    static const std::vector<Annotation> kinds{Annotation::Unroll, Annotation::Vectorize,
+    static const std::vector<Annotation> kinds{Annotation::Unroll,   Annotation::Vectorize,
                                                Annotation::Parallel, Annotation::VThread,
-                                               Annotation::ThreadX, Annotation::BlockX};
+                                               Annotation::ThreadX,  Annotation::BlockX};
     return AnnotationStep{st, leaf, pick(rng, kinds)};
   }
   case 13: {
@@ -98,8 +100,9 @@ Step candidate(const State& s, Rng& rng) {
   }
   case 14: {
     int64_t factor = int64_t(1) << rng.uniformInt(1, 5);
-    return StorageAlignStep{st, static_cast<int>(rng.uniformInt(0, std::max(0, stage.numSpatialRoot - 1))),
-                            factor, rng.uniformInt(0, factor - 1)};
+    return StorageAlignStep{
+        st, static_cast<int>(rng.uniformInt(0, std::max(0, stage.numSpatialRoot - 1))), factor,
+        rng.uniformInt(0, factor - 1)};
   }
   default: { // follow an earlier split
     auto splits = splitSteps(s);
@@ -107,10 +110,15 @@ Step candidate(const State& s, Rng& rng) {
     int src = pick(rng, splits);
     const auto& sp = std::get<SplitStep>(s.steps()[src]);
     if (rng.bernoulli(0.5))
-      return FollowSplitStep{st, leaf, src,
-                             static_cast<int>(rng.uniformInt(1, static_cast<int64_t>(sp.lengths.size()) + 1))};
-    return FollowFusedSplitStep{st, leaf, {src}, static_cast<int>(rng.uniformInt(0, static_cast<int64_t>(sp.lengths.size()) - 1)),
-                                rng.bernoulli(0.5)};
+      return FollowSplitStep{
+          st, leaf, src,
+          static_cast<int>(rng.uniformInt(1, static_cast<int64_t>(sp.lengths.size()) + 1))};
+    return FollowFusedSplitStep{
+        st,
+        leaf,
+        {src},
+        static_cast<int>(rng.uniformInt(0, static_cast<int64_t>(sp.lengths.size()) - 1)),
+        rng.bernoulli(0.5)};
   }
   }
 }
@@ -120,7 +128,8 @@ Step candidate(const State& s, Rng& rng) {
 std::vector<Step> randomSchedule(const ir::ComputeDAG& dag, Rng& rng, int maxSteps, State* state) {
   State s(dag);
   int target = static_cast<int>(rng.uniformInt(1, maxSteps));
-  for (int attempt = 0; attempt < 6 * maxSteps && static_cast<int>(s.steps().size()) < target; ++attempt)
+  for (int attempt = 0; attempt < 6 * maxSteps && static_cast<int>(s.steps().size()) < target;
+       ++attempt)
     applyStep(s, candidate(s, rng)); // illegal candidates are rejected and skipped
   if (state) *state = s;
   return s.steps();
@@ -130,7 +139,8 @@ double loopWork(const lower::Stmt& s) {
   using namespace wm::lower;
   if (!s.defined()) return 0;
   switch (s.kind()) {
-  case StmtKind::For: return static_cast<double>(s.as<ForNode>()->extent) * loopWork(s.as<ForNode>()->body);
+  case StmtKind::For:
+    return static_cast<double>(s.as<ForNode>()->extent) * loopWork(s.as<ForNode>()->body);
   case StmtKind::Store: return 1;
   case StmtKind::Allocate: return loopWork(s.as<AllocateNode>()->body);
   case StmtKind::IfThenElse:
@@ -150,11 +160,13 @@ bool hasThreadBinding(const lower::Stmt& s) {
   if (!s.defined()) return false;
   switch (s.kind()) {
   case StmtKind::For:
-    return s.as<ForNode>()->forKind == ForKind::ThreadBound || hasThreadBinding(s.as<ForNode>()->body);
+    return s.as<ForNode>()->forKind == ForKind::ThreadBound ||
+           hasThreadBinding(s.as<ForNode>()->body);
   case StmtKind::Store: return false;
   case StmtKind::Allocate: return hasThreadBinding(s.as<AllocateNode>()->body);
   case StmtKind::IfThenElse:
-    return hasThreadBinding(s.as<IfThenElseNode>()->then) || hasThreadBinding(s.as<IfThenElseNode>()->otherwise);
+    return hasThreadBinding(s.as<IfThenElseNode>()->then) ||
+           hasThreadBinding(s.as<IfThenElseNode>()->otherwise);
   case StmtKind::Seq:
     for (auto& x : s.as<SeqNode>()->stmts)
       if (hasThreadBinding(x)) return true;
@@ -166,35 +178,64 @@ bool hasThreadBinding(const lower::Stmt& s) {
 
 std::vector<std::string> smallWorkloads() {
   return {
-      "gemm:M=12,N=10,K=7", "gemm:M=16,N=16,K=16",
-      "matmul:M=5,N=9,K=4", "matmul:M=8,N=4,K=12",
-      "dense:M=6,N=10,K=8", "dense:M=3,N=7,K=5",
-      "batch_matmul:B=2,M=6,N=5,K=4", "batch_matmul:B=3,M=4,N=8,K=6",
-      "conv1d:C=3,L=12,K=4,R=3,pad=1", "conv1d:C=4,L=11,K=4,R=3,stride=2,dilation=2,groups=2",
-      "conv2d:C=3,H=7,W=7,K=4,R=3,S=3,pad=1", "conv2d:N=2,C=4,H=6,W=5,K=4,R=3,S=2,stride=2,groups=2",
-      "depthwise_conv2d:C=4,H=6,W=6,R=3,S=3,pad=1", "depthwise_conv2d:C=3,H=7,W=5,R=3,S=3,stride=2,multiplier=2",
-      "conv3d:C=2,D=4,H=4,W=5,K=3,T=3,R=3,S=3,pad=1", "conv3d:C=2,D=5,H=4,W=4,K=2,T=2,R=2,S=2,stride=2",
-      "conv2d_transpose:C=3,H=4,W=4,K=2,R=3,S=3,stride=2,pad=1", "conv2d_transpose:C=2,H=3,W=5,K=4,R=2,S=2,stride=2,groups=2",
-      "max_pool2d:C=3,H=7,W=7,R=3,S=3,stride=2,pad=1", "max_pool2d:C=2,H=6,W=5,R=2,S=2,stride=2",
-      "avg_pool2d:C=3,H=7,W=7,R=3,S=3,stride=2,pad=1", "avg_pool2d:C=2,H=6,W=6,R=2,S=2,stride=2",
-      "global_avg_pool2d:C=4,H=5,W=5", "global_avg_pool2d:N=2,C=3,H=4,W=6",
-      "bias_add:shape=2x5x3x3,axis=1", "bias_add:shape=7x9,axis=1",
-      "relu:shape=5x7", "relu:shape=2x3x4x5",
-      "clip:shape=6x5,min=-0.5,max=0.5", "clip:shape=31",
-      "relu6:shape=4x9", "relu6:shape=2x3x3",
-      "sigmoid:shape=6x7", "sigmoid:shape=17",
-      "tanh:shape=6x7", "tanh:shape=3x2x5",
-      "gelu:shape=6x7", "gelu:shape=4x9",
-      "add:shape=4x5", "add:shape=2x3x4,shape_b=3x1",
-      "sub:shape=4x5", "sub:shape=3x6,shape_b=6",
-      "mul:shape=4x5", "mul:shape=2x1x4,shape_b=3x1",
-      "div:shape=4x5", "div:shape=3x7,shape_b=3x1",
-      "batch_norm:shape=2x4x3x3", "batch_norm:shape=3x6",
-      "softmax:M=4,N=9", "softmax:M=3,N=16",
-      "layer_norm:M=4,N=9", "layer_norm:M=2,N=16",
-      "norm:B=2,M=5,N=6", "norm:M=8,N=3",
-      "conv2d_bias_relu:C=3,H=6,W=6,K=4,R=3,S=3,pad=1", "conv2d_bias_relu:C=2,H=7,W=5,K=3,R=3,S=3,stride=2",
-      "dense_bias_gelu:M=4,N=8,K=6", "dense_bias_gelu:M=3,N=5,K=7",
+      "gemm:M=12,N=10,K=7",
+      "gemm:M=16,N=16,K=16",
+      "matmul:M=5,N=9,K=4",
+      "matmul:M=8,N=4,K=12",
+      "dense:M=6,N=10,K=8",
+      "dense:M=3,N=7,K=5",
+      "batch_matmul:B=2,M=6,N=5,K=4",
+      "batch_matmul:B=3,M=4,N=8,K=6",
+      "conv1d:C=3,L=12,K=4,R=3,pad=1",
+      "conv1d:C=4,L=11,K=4,R=3,stride=2,dilation=2,groups=2",
+      "conv2d:C=3,H=7,W=7,K=4,R=3,S=3,pad=1",
+      "conv2d:N=2,C=4,H=6,W=5,K=4,R=3,S=2,stride=2,groups=2",
+      "depthwise_conv2d:C=4,H=6,W=6,R=3,S=3,pad=1",
+      "depthwise_conv2d:C=3,H=7,W=5,R=3,S=3,stride=2,multiplier=2",
+      "conv3d:C=2,D=4,H=4,W=5,K=3,T=3,R=3,S=3,pad=1",
+      "conv3d:C=2,D=5,H=4,W=4,K=2,T=2,R=2,S=2,stride=2",
+      "conv2d_transpose:C=3,H=4,W=4,K=2,R=3,S=3,stride=2,pad=1",
+      "conv2d_transpose:C=2,H=3,W=5,K=4,R=2,S=2,stride=2,groups=2",
+      "max_pool2d:C=3,H=7,W=7,R=3,S=3,stride=2,pad=1",
+      "max_pool2d:C=2,H=6,W=5,R=2,S=2,stride=2",
+      "avg_pool2d:C=3,H=7,W=7,R=3,S=3,stride=2,pad=1",
+      "avg_pool2d:C=2,H=6,W=6,R=2,S=2,stride=2",
+      "global_avg_pool2d:C=4,H=5,W=5",
+      "global_avg_pool2d:N=2,C=3,H=4,W=6",
+      "bias_add:shape=2x5x3x3,axis=1",
+      "bias_add:shape=7x9,axis=1",
+      "relu:shape=5x7",
+      "relu:shape=2x3x4x5",
+      "clip:shape=6x5,min=-0.5,max=0.5",
+      "clip:shape=31",
+      "relu6:shape=4x9",
+      "relu6:shape=2x3x3",
+      "sigmoid:shape=6x7",
+      "sigmoid:shape=17",
+      "tanh:shape=6x7",
+      "tanh:shape=3x2x5",
+      "gelu:shape=6x7",
+      "gelu:shape=4x9",
+      "add:shape=4x5",
+      "add:shape=2x3x4,shape_b=3x1",
+      "sub:shape=4x5",
+      "sub:shape=3x6,shape_b=6",
+      "mul:shape=4x5",
+      "mul:shape=2x1x4,shape_b=3x1",
+      "div:shape=4x5",
+      "div:shape=3x7,shape_b=3x1",
+      "batch_norm:shape=2x4x3x3",
+      "batch_norm:shape=3x6",
+      "softmax:M=4,N=9",
+      "softmax:M=3,N=16",
+      "layer_norm:M=4,N=9",
+      "layer_norm:M=2,N=16",
+      "norm:B=2,M=5,N=6",
+      "norm:M=8,N=3",
+      "conv2d_bias_relu:C=3,H=6,W=6,K=4,R=3,S=3,pad=1",
+      "conv2d_bias_relu:C=2,H=7,W=5,K=3,R=3,S=3,stride=2",
+      "dense_bias_gelu:M=4,N=8,K=6",
+      "dense_bias_gelu:M=3,N=5,K=7",
   };
 }
 

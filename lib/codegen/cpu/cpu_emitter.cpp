@@ -15,10 +15,12 @@ void CpuEmitter::emitKernel(const LoweredFunc& f) {
   auto* ptrTy = llvm::PointerType::getUnqual(ctx_);
   std::vector<llvm::Type*> params(args.size(), ptrTy);
   auto* implTy = llvm::FunctionType::get(b_.getVoidTy(), params, false);
-  auto* impl = llvm::Function::Create(implTy, llvm::Function::InternalLinkage, f.name + "_impl", m_);
+  auto* impl =
+      llvm::Function::Create(implTy, llvm::Function::InternalLinkage, f.name + "_impl", m_);
   for (size_t i = 0; i < args.size(); ++i) {
     impl->addParamAttr(i, llvm::Attribute::NoAlias);
-    impl->addParamAttr(i, llvm::Attribute::getWithAlignment(ctx_, llvm::Align(rt::kBufferAlignment)));
+    impl->addParamAttr(i,
+                       llvm::Attribute::getWithAlignment(ctx_, llvm::Align(rt::kBufferAlignment)));
     impl->getArg(i)->setName(args[i]->name);
   }
   impl->addFnAttr(llvm::Attribute::NoUnwind);
@@ -48,13 +50,15 @@ void CpuEmitter::threadBoundLoop(const ForNode* n) {
 llvm::Value* CpuEmitter::allocateBuffer(const Buffer& buf, int64_t bytes, bool* release) {
   if (bytes <= rt::kMaxStackBufferBytes) {
     llvm::IRBuilder<> entry(allocaPoint_, allocaPoint_->begin());
-    auto* a = entry.CreateAlloca(typeOf(buf->dtype, true), entry.getInt64(buf->allocElements()), buf->name);
+    auto* a = entry.CreateAlloca(typeOf(buf->dtype, true), entry.getInt64(buf->allocElements()),
+                                 buf->name);
     a->setAlignment(llvm::Align(rt::kBufferAlignment));
     *release = false;
     return a;
   }
   auto* allocFn = llvm::cast<llvm::Function>(
-      m_.getOrInsertFunction(rt::kAllocSymbol, llvm::PointerType::getUnqual(ctx_), b_.getInt64Ty()).getCallee());
+      m_.getOrInsertFunction(rt::kAllocSymbol, llvm::PointerType::getUnqual(ctx_), b_.getInt64Ty())
+          .getCallee());
   // Fresh memory: it aliases nothing else, so its accesses can be kept in registers.
   allocFn->addRetAttr(llvm::Attribute::NoAlias);
   allocFn->addRetAttr(llvm::Attribute::getWithAlignment(ctx_, llvm::Align(rt::kBufferAlignment)));
@@ -63,7 +67,8 @@ llvm::Value* CpuEmitter::allocateBuffer(const Buffer& buf, int64_t bytes, bool* 
 }
 
 void CpuEmitter::freeBuffer(llvm::Value* ptr) {
-  auto freeFn = m_.getOrInsertFunction(rt::kFreeSymbol, b_.getVoidTy(), llvm::PointerType::getUnqual(ctx_));
+  auto freeFn =
+      m_.getOrInsertFunction(rt::kFreeSymbol, b_.getVoidTy(), llvm::PointerType::getUnqual(ctx_));
   b_.CreateCall(freeFn, {ptr});
 }
 
@@ -79,7 +84,8 @@ void CpuEmitter::parallelLoop(const ForNode* n) {
   auto* closureTy = llvm::StructType::get(ctx_, fields);
   llvm::IRBuilder<> entry(allocaPoint_, allocaPoint_->begin());
   auto* closure = entry.CreateAlloca(closureTy, nullptr, "closure");
-  for (size_t k = 0; k < vars.size(); ++k) b_.CreateStore(vars[k].second, b_.CreateStructGEP(closureTy, closure, k));
+  for (size_t k = 0; k < vars.size(); ++k)
+    b_.CreateStore(vars[k].second, b_.CreateStructGEP(closureTy, closure, k));
   for (size_t k = 0; k < bufs.size(); ++k)
     b_.CreateStore(bufs[k].second, b_.CreateStructGEP(closureTy, closure, vars.size() + k));
 
@@ -95,9 +101,11 @@ void CpuEmitter::parallelLoop(const ForNode* n) {
                                        fn_->getName() + "_par_" + n->var.name() + "_inner", m_);
   inner->addFnAttr(llvm::Attribute::NoUnwind);
   inner->addFnAttr(llvm::Attribute::AlwaysInline);
-  for (size_t k = 0; k < bufs.size(); ++k) inner->addParamAttr(1 + vars.size() + k, llvm::Attribute::NoAlias);
+  for (size_t k = 0; k < bufs.size(); ++k)
+    inner->addParamAttr(1 + vars.size() + k, llvm::Attribute::NoAlias);
   auto* bodyTy = llvm::FunctionType::get(b_.getVoidTy(), {b_.getInt64Ty(), ptrTy}, false);
-  auto* body = llvm::Function::Create(bodyTy, llvm::Function::InternalLinkage, fn_->getName() + "_par_" + n->var.name(), m_);
+  auto* body = llvm::Function::Create(bodyTy, llvm::Function::InternalLinkage,
+                                      fn_->getName() + "_par_" + n->var.name(), m_);
   body->addFnAttr(llvm::Attribute::NoUnwind);
   // Save the emission context, emit both functions, restore.
   auto* savedFn = fn_;
@@ -107,15 +115,18 @@ void CpuEmitter::parallelLoop(const ForNode* n) {
   b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", body));
   std::vector<llvm::Value*> innerArgs{body->getArg(0)};
   for (size_t k = 0; k < vars.size(); ++k)
-    innerArgs.push_back(b_.CreateLoad(b_.getInt64Ty(), b_.CreateStructGEP(closureTy, body->getArg(1), k)));
+    innerArgs.push_back(
+        b_.CreateLoad(b_.getInt64Ty(), b_.CreateStructGEP(closureTy, body->getArg(1), k)));
   for (size_t k = 0; k < bufs.size(); ++k)
-    innerArgs.push_back(b_.CreateLoad(ptrTy, b_.CreateStructGEP(closureTy, body->getArg(1), vars.size() + k)));
+    innerArgs.push_back(
+        b_.CreateLoad(ptrTy, b_.CreateStructGEP(closureTy, body->getArg(1), vars.size() + k)));
   b_.CreateCall(inner, innerArgs);
   b_.CreateRetVoid();
   beginFunction(inner);
   env_ = Env();
   for (size_t k = 0; k < vars.size(); ++k) env_.vars.bind(vars[k].first, inner->getArg(1 + k));
-  for (size_t k = 0; k < bufs.size(); ++k) env_.bufs.bind(bufs[k].first, inner->getArg(1 + vars.size() + k));
+  for (size_t k = 0; k < bufs.size(); ++k)
+    env_.bufs.bind(bufs[k].first, inner->getArg(1 + vars.size() + k));
   env_.vars.bind(n->var.node(), inner->getArg(0));
   stmt(n->body);
   b_.CreateRetVoid();
@@ -123,7 +134,8 @@ void CpuEmitter::parallelLoop(const ForNode* n) {
   allocaPoint_ = savedAlloca;
   b_.restoreIP(savedIp);
   env_ = savedEnv;
-  auto callee = m_.getOrInsertFunction(rt::kParallelForSymbol, b_.getVoidTy(), b_.getInt64Ty(), ptrTy, ptrTy);
+  auto callee =
+      m_.getOrInsertFunction(rt::kParallelForSymbol, b_.getVoidTy(), b_.getInt64Ty(), ptrTy, ptrTy);
   b_.CreateCall(callee, {b_.getInt64(n->extent), body, closure});
 }
 

@@ -23,7 +23,8 @@ target::CpuDescription describeCpu(const std::string& mcpu, const std::string& m
     d.features = mattr;
   } else if (mcpu.empty()) {
     std::vector<std::string> feats;
-    for (auto& kv : llvm::sys::getHostCPUFeatures()) feats.push_back((kv.second ? "+" : "-") + kv.first().str());
+    for (auto& kv : llvm::sys::getHostCPUFeatures())
+      feats.push_back((kv.second ? "+" : "-") + kv.first().str());
     std::sort(feats.begin(), feats.end());
     for (size_t i = 0; i < feats.size(); ++i) d.features += (i ? "," : "") + feats[i];
   }
@@ -31,14 +32,16 @@ target::CpuDescription describeCpu(const std::string& mcpu, const std::string& m
   const llvm::Target* t = llvm::TargetRegistry::lookupTarget(d.triple, err);
   if (!t) throw UserError("LLVM target " + d.triple + ": " + err);
   std::unique_ptr<llvm::MCSubtargetInfo> sti(t->createMCSubtargetInfo(d.triple, d.cpu, d.features));
-  if (!sti || !sti->isCPUStringValid(d.cpu)) throw UserError("--mcpu " + d.cpu + ": LLVM does not know this CPU");
+  if (!sti || !sti->isCPUStringValid(d.cpu))
+    throw UserError("--mcpu " + d.cpu + ": LLVM does not know this CPU");
   d.vectorBytes = sti->checkFeatures("+avx512f") ? 64 : sti->checkFeatures("+avx") ? 32 : 16;
   return d;
 }
 
 target::Target resolveTarget(const target::TargetOptions& opts) {
   if (opts.target != "llvm")
-    WM_USER_ERROR() << "--target " << opts.target << ": this build generates code for 'llvm' (the CPU) only";
+    WM_USER_ERROR() << "--target " << opts.target
+                    << ": this build generates code for 'llvm' (the CPU) only";
   return target::makeCpuTarget(describeCpu(opts.mcpu, opts.mattr), opts);
 }
 

@@ -7,10 +7,10 @@
 //
 // How to add an ONNX op: docs/contributing.md ("An ONNX op").
 #include "convert.h"
+
 #include "convert_ops.h"
 
 #include <wm/frontend/model.h>
-
 #include <wm/frontend/ops.h>
 #include <wm/support/error.h>
 
@@ -48,14 +48,16 @@ ConvertContext::ConvertContext(const Node& n, int o, std::vector<ConvertInput> i
 
 const Tensor& ConvertContext::x(size_t i) const {
   if (!has(i)) fail("input " + std::to_string(i) + " is required");
-  if (!in[i].tensor) fail("input " + std::to_string(i) + " is empty; empty tensors are not supported");
+  if (!in[i].tensor)
+    fail("input " + std::to_string(i) + " is empty; empty tensors are not supported");
   return *in[i].tensor;
 }
 
 const NDArray& ConvertContext::constant(size_t i, const char* what) const {
   if (!has(i)) fail(std::string("input '") + what + "' is required");
   if (!in[i].constant)
-    fail(std::string("input '") + what + "' must be a constant (an initializer or computable from "
+    fail(std::string("input '") + what +
+         "' must be a constant (an initializer or computable from "
          "constants and static shapes)");
   return *in[i].constant;
 }
@@ -68,7 +70,8 @@ std::vector<int64_t> ConvertContext::constInts(size_t i, const char* what) const
 }
 
 void ConvertContext::fail(const std::string& msg) const {
-  WM_USER_ERROR() << "node '" << node.name << "' (" << node.op << ", opset " << opset << "): " << msg;
+  WM_USER_ERROR() << "node '" << node.name << "' (" << node.op << ", opset " << opset
+                  << "): " << msg;
 }
 
 namespace {
@@ -96,7 +99,8 @@ std::string ConvertContext::attrString(const std::string& n, const std::string& 
   if (a->kind != Attribute::Kind::String) fail("attribute '" + n + "' must be a string");
   return a->s;
 }
-std::vector<int64_t> ConvertContext::attrInts(const std::string& n, const std::vector<int64_t>& def) const {
+std::vector<int64_t> ConvertContext::attrInts(const std::string& n,
+                                              const std::vector<int64_t>& def) const {
   const Attribute* a = findAttr(node, n);
   if (!a) return def;
   if (a->kind != Attribute::Kind::Ints) fail("attribute '" + n + "' must be a list of ints");
@@ -113,47 +117,80 @@ using namespace conv;
 std::vector<OpDef> makeOpDefs() {
   using C = OpClass;
   const std::vector<std::string> none;
-  auto pool = [](bool isMax) { return [isMax](ConvertContext& c) { return convertPool(c, isMax); }; };
-  auto gpool = [](bool isMax) { return [isMax](ConvertContext& c) { return convertGlobalPool(c, isMax); }; };
+  auto pool = [](bool isMax) {
+    return [isMax](ConvertContext& c) { return convertPool(c, isMax); };
+  };
+  auto gpool = [](bool isMax) {
+    return [isMax](ConvertContext& c) { return convertGlobalPool(c, isMax); };
+  };
   return {
-      {"Conv", C::Anchor, {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"}, convertConv},
-      {"ConvTranspose", C::Anchor, {"auto_pad", "dilations", "group", "kernel_shape", "output_padding", "output_shape", "pads", "strides"}, convertConvTranspose},
+      {"Conv",
+       C::Anchor,
+       {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"},
+       convertConv},
+      {"ConvTranspose",
+       C::Anchor,
+       {"auto_pad", "dilations", "group", "kernel_shape", "output_padding", "output_shape", "pads",
+        "strides"},
+       convertConvTranspose},
       {"Gemm", C::Anchor, {"alpha", "beta", "transA", "transB"}, convertGemm},
       {"MatMul", C::Anchor, none, convertMatMul},
-      {"BatchNormalization", C::Elementwise, {"epsilon", "momentum", "training_mode"}, convertBatchNorm},
+      {"BatchNormalization",
+       C::Elementwise,
+       {"epsilon", "momentum", "training_mode"},
+       convertBatchNorm},
       {"Relu", C::Elementwise, none, convertRelu},
       {"Clip", C::Elementwise, none, convertClip},
       {"Sigmoid", C::Elementwise, none, convertSigmoid},
       {"Tanh", C::Elementwise, none, convertTanh},
       {"Erf", C::Elementwise, none, unaryFn("erf", [](Expr v) { return ir::erf(v); })},
-      {"HardSigmoid", C::Elementwise, {"alpha", "beta"}, [](ConvertContext& c) {
+      {"HardSigmoid",
+       C::Elementwise,
+       {"alpha", "beta"},
+       [](ConvertContext& c) {
          double a = c.attrFloat("alpha", 0.2), b = c.attrFloat("beta", 0.5);
-         return unaryFn("hard_sigmoid", [a, b](Expr v) { return max(constLike(v, 0), min(constLike(v, 1), v * a + b)); })(c);
+         return unaryFn("hard_sigmoid", [a, b](Expr v) {
+           return max(constLike(v, 0), min(constLike(v, 1), v * a + b));
+         })(c);
        }},
-      {"HardSwish", C::Elementwise, none, unaryFn("hard_swish", [](Expr v) {
-         return v * max(constLike(v, 0), min(constLike(v, 1), v * (1.0 / 6.0) + 0.5));
-       })},
+      {"HardSwish", C::Elementwise, none,
+       unaryFn("hard_swish",
+               [](Expr v) {
+                 return v * max(constLike(v, 0), min(constLike(v, 1), v * (1.0 / 6.0) + 0.5));
+               })},
       {"Add", C::Elementwise, none, binaryFn("add", BinaryOp::Add)},
       {"Sub", C::Elementwise, none, binaryFn("sub", BinaryOp::Sub)},
       {"Mul", C::Elementwise, none, binaryFn("mul", BinaryOp::Mul)},
       {"Div", C::Elementwise, none, binaryFn("div", BinaryOp::Div)},
       {"Pow", C::Elementwise, none, convertPow},
       {"Sqrt", C::Elementwise, none, unaryFn("sqrt", [](Expr v) { return ir::sqrt(v); })},
-      {"Reciprocal", C::Elementwise, none, unaryFn("reciprocal", [](Expr v) { return constLike(v, 1) / v; })},
-      {"Neg", C::Elementwise, none, unaryFn("neg", [](Expr v) { return constLike(v, 0) - v; }, false)},
+      {"Reciprocal", C::Elementwise, none,
+       unaryFn("reciprocal", [](Expr v) { return constLike(v, 1) / v; })},
+      {"Neg", C::Elementwise, none,
+       unaryFn(
+           "neg", [](Expr v) { return constLike(v, 0) - v; }, false)},
       {"Abs", C::Elementwise, none, unaryFn("abs", [](Expr v) { return ir::abs(v); })},
       {"Exp", C::Elementwise, none, unaryFn("exp", [](Expr v) { return ir::exp(v); })},
       {"Log", C::Elementwise, none, unaryFn("log", [](Expr v) { return ir::log(v); })},
       {"Where", C::Elementwise, none, convertWhere},
       {"Cast", C::Elementwise, {"to"}, convertCast},
       {"ReduceMean", C::Reduce, {"axes", "keepdims"}, reduceFn(ReduceKind::Sum, true, false)},
-      {"ReduceSum", C::Reduce, {"axes", "keepdims", "noop_with_empty_axes"}, reduceFn(ReduceKind::Sum, false, true)},
+      {"ReduceSum",
+       C::Reduce,
+       {"axes", "keepdims", "noop_with_empty_axes"},
+       reduceFn(ReduceKind::Sum, false, true)},
       {"ReduceMax", C::Reduce, {"axes", "keepdims"}, reduceFn(ReduceKind::Max, false, false)},
       {"ReduceMin", C::Reduce, {"axes", "keepdims"}, reduceFn(ReduceKind::Min, false, false)},
       {"LayerNormalization", C::Reduce, {"axis", "epsilon", "stash_type"}, convertLayerNorm},
       {"Softmax", C::Reduce, {"axis"}, convertSoftmax},
-      {"MaxPool", C::Reduce, {"auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads", "storage_order", "strides"}, pool(true)},
-      {"AveragePool", C::Reduce, {"auto_pad", "ceil_mode", "count_include_pad", "kernel_shape", "pads", "strides"}, pool(false)},
+      {"MaxPool",
+       C::Reduce,
+       {"auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads", "storage_order", "strides"},
+       pool(true)},
+      {"AveragePool",
+       C::Reduce,
+       {"auto_pad", "ceil_mode", "count_include_pad", "kernel_shape", "pads", "strides"},
+       pool(false)},
       {"GlobalAveragePool", C::Reduce, none, gpool(false)},
       {"GlobalMaxPool", C::Reduce, none, gpool(true)},
       {"Pad", C::Injective, {"mode"}, convertPad},
@@ -169,7 +206,10 @@ std::vector<OpDef> makeOpDefs() {
       {"Unsqueeze", C::View, {"axes"}, convertUnsqueeze},
       {"Identity", C::View, none, convertIdentity},
       {"Dropout", C::View, {"ratio", "seed"}, convertDropout},
-      {"Constant", C::Source, {"value", "value_float", "value_floats", "value_int", "value_ints"}, noConverter},
+      {"Constant",
+       C::Source,
+       {"value", "value_float", "value_floats", "value_int", "value_ints"},
+       noConverter},
       {"Shape", C::Source, {"start", "end"}, noConverter},
       {"ConstantOfShape", C::Source, {"value"}, convertConstantOfShape},
   };

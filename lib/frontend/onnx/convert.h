@@ -3,6 +3,8 @@
 // data), checks the attributes it knows, and returns the node's outputs. The same converter
 // serves constant folding (inputs are placeholders of constants), shape propagation and the
 // task DAGs of fused groups.
+//
+// How to add an ONNX op: docs/contributing.md ("An ONNX op").
 #pragma once
 
 #include <wm/frontend/graph.h>

@@ -14,7 +14,9 @@ namespace wm::frontend::conv {
 
 using namespace wm::ir;
 
-std::vector<Expr> all(const std::vector<Var>& ax) { return {ax.begin(), ax.end()}; }
+std::vector<Expr> all(const std::vector<Var>& ax) {
+  return {ax.begin(), ax.end()};
+}
 
 int64_t normAxis(const ConvertContext& c, int64_t axis, size_t rank) {
   int64_t r = static_cast<int64_t>(rank);
@@ -23,7 +25,9 @@ int64_t normAxis(const ConvertContext& c, int64_t axis, size_t rank) {
   return axis < 0 ? axis + r : axis;
 }
 
-Expr castTo(Expr e, DType t) { return e.dtype() == t ? e : cast(t, std::move(e)); }
+Expr castTo(Expr e, DType t) {
+  return e.dtype() == t ? e : cast(t, std::move(e));
+}
 
 Shape broadcastAll(const ConvertContext& c, const std::vector<Tensor>& ts) {
   Shape out;
@@ -32,7 +36,8 @@ Shape broadcastAll(const ConvertContext& c, const std::vector<Tensor>& ts) {
 }
 
 /// An n-ary element-wise op with NumPy broadcasting.
-Tensor broadcastCompute(const ConvertContext& c, const std::string& tag, const std::vector<Tensor>& ts,
+Tensor broadcastCompute(const ConvertContext& c, const std::string& tag,
+                        const std::vector<Tensor>& ts,
                         const std::function<Expr(const std::vector<Expr>&)>& f) {
   Shape out = broadcastAll(c, ts);
   return compute(c.name(), tag, out, [&](const std::vector<Var>& ax) {
@@ -59,7 +64,8 @@ ConvertFn binaryFn(const std::string& tag, BinaryOp op) {
   return [tag, op](ConvertContext& c) -> Outs {
     const Tensor &a = c.x(0), &b = c.x(1);
     if (a->dtype != b->dtype)
-      c.fail(std::string("operand types differ (") + dtypeName(a->dtype) + " vs " + dtypeName(b->dtype) + ")");
+      c.fail(std::string("operand types differ (") + dtypeName(a->dtype) + " vs " +
+             dtypeName(b->dtype) + ")");
     if (a->dtype == DType::Bool) c.fail("bool operands are not supported");
     return {broadcastCompute(c, tag, {a, b}, [op](auto& v) { return binary(op, v[0], v[1]); })};
   };
@@ -72,7 +78,8 @@ bool scalarConstant(const ConvertContext& c, size_t i, double* v) {
   return true;
 }
 
-void explicitPads(const ConvertContext& c, size_t n, std::vector<int64_t>* before, std::vector<int64_t>* after) {
+void explicitPads(const ConvertContext& c, size_t n, std::vector<int64_t>* before,
+                  std::vector<int64_t>* after) {
   auto pads = c.attrInts("pads", std::vector<int64_t>(2 * n, 0));
   if (pads.size() != 2 * n) c.fail("'pads' needs " + std::to_string(2 * n) + " values");
   before->assign(n, 0);
@@ -96,7 +103,8 @@ void resolvePads(const ConvertContext& c, const Shape& in, const std::vector<int
   } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
     for (size_t d = 0; d < n; ++d) {
       int64_t out = (in[d] + stride[d] - 1) / stride[d];
-      int64_t total = std::max<int64_t>(0, (out - 1) * stride[d] + (kernel[d] - 1) * dil[d] + 1 - in[d]);
+      int64_t total =
+          std::max<int64_t>(0, (out - 1) * stride[d] + (kernel[d] - 1) * dil[d] + 1 - in[d]);
       int64_t small = total / 2, big = total - small;
       (*before)[d] = autoPad == "SAME_UPPER" ? small : big;
       (*after)[d] = autoPad == "SAME_UPPER" ? big : small;
@@ -106,7 +114,8 @@ void resolvePads(const ConvertContext& c, const Shape& in, const std::vector<int
   }
 }
 
-std::vector<int64_t> spatialAttr(const ConvertContext& c, const std::string& name, size_t n, int64_t def) {
+std::vector<int64_t> spatialAttr(const ConvertContext& c, const std::string& name, size_t n,
+                                 int64_t def) {
   auto v = c.attrInts(name, std::vector<int64_t>(n, def));
   if (v.size() != n) c.fail("'" + name + "' needs " + std::to_string(n) + " values");
   for (int64_t x : v)

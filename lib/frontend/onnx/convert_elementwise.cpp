@@ -31,7 +31,8 @@ Outs convertPow(ConvertContext& c) {
     return {compute(c.name(), "pow", x->shape, [&](auto& ax) { return f(read(x, all(ax))); })};
   }
   DType t = x->dtype;
-  return {broadcastCompute(c, "pow", {x, c.x(1)}, [t](auto& v) { return ir::pow(v[0], castTo(v[1], t)); })};
+  return {broadcastCompute(c, "pow", {x, c.x(1)},
+                           [t](auto& v) { return ir::pow(v[0], castTo(v[1], t)); })};
 }
 
 Outs convertClip(ConvertContext& c) {
@@ -41,13 +42,17 @@ Outs convertClip(ConvertContext& c) {
     if (!c.has(i)) continue;
     ops::ClipBound& b = i == 1 ? lo : hi;
     double v = 0;
-    if (scalarConstant(c, i, &v) && c.x(i)->dtype == x->dtype) b.value = v;
-    else b.tensor = c.x(i);
+    if (scalarConstant(c, i, &v) && c.x(i)->dtype == x->dtype)
+      b.value = v;
+    else
+      b.tensor = c.x(i);
   }
   return {ops::clip(x, lo, hi, c.name())};
 }
 
-Outs convertRelu(ConvertContext& c) { return {ops::relu(c.x(0), c.name())}; }
+Outs convertRelu(ConvertContext& c) {
+  return {ops::relu(c.x(0), c.name())};
+}
 
 Outs convertSigmoid(ConvertContext& c) {
   requireFloat(c, c.x(0), "the input");
@@ -62,7 +67,8 @@ Outs convertTanh(ConvertContext& c) {
 Outs convertWhere(ConvertContext& c) {
   if (c.x(0)->dtype != DType::Bool) c.fail("the condition must be bool");
   if (c.x(1)->dtype != c.x(2)->dtype) c.fail("X and Y types differ");
-  return {broadcastCompute(c, "where", {c.x(0), c.x(1), c.x(2)}, [](auto& v) { return select(v[0], v[1], v[2]); })};
+  return {broadcastCompute(c, "where", {c.x(0), c.x(1), c.x(2)},
+                           [](auto& v) { return select(v[0], v[1], v[2]); })};
 }
 
 static bool onnxDtype(int64_t code, DType* t) {
@@ -78,9 +84,12 @@ static bool onnxDtype(int64_t code, DType* t) {
 Outs convertCast(ConvertContext& c) {
   DType to;
   int64_t code = c.attrInt("to", -1);
-  if (!onnxDtype(code, &to)) c.fail("cast to ONNX type " + std::to_string(code) + " is not supported (float32, int32, int64, bool are)");
+  if (!onnxDtype(code, &to))
+    c.fail("cast to ONNX type " + std::to_string(code) +
+           " is not supported (float32, int32, int64, bool are)");
   const Tensor& x = c.x(0);
-  return {compute(c.name(), "cast", x->shape, [&](auto& ax) { return castTo(read(x, all(ax)), to); })};
+  return {
+      compute(c.name(), "cast", x->shape, [&](auto& ax) { return castTo(read(x, all(ax)), to); })};
 }
 
 } // namespace wm::frontend::conv

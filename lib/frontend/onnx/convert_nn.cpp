@@ -55,10 +55,12 @@ Outs convertConvTranspose(ConvertContext& c) {
   p.padAfter.assign(n, 0);
   if (c.hasAttr("output_shape") || autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
     std::vector<int64_t> target = c.attrInts("output_shape", {});
-    if (target.size() > n) target.erase(target.begin(), target.begin() + static_cast<long>(target.size() - n));
+    if (target.size() > n)
+      target.erase(target.begin(), target.begin() + static_cast<long>(target.size() - n));
     for (size_t d = 0; d < n; ++d) {
       int64_t want = target.empty() ? x->shape[2 + d] * p.stride[d] : target[d];
-      int64_t full = p.stride[d] * (x->shape[2 + d] - 1) + outPad[d] + (kernel[d] - 1) * p.dilation[d] + 1;
+      int64_t full =
+          p.stride[d] * (x->shape[2 + d] - 1) + outPad[d] + (kernel[d] - 1) * p.dilation[d] + 1;
       int64_t total = full - want;
       if (total < 0) c.fail("an output_shape larger than the full output is not supported");
       int64_t half = total / 2;
@@ -85,7 +87,8 @@ Outs convertGemm(ConvertContext& c) {
   double alpha = c.attrFloat("alpha", 1.0), beta = c.attrFloat("beta", 1.0);
   int64_t M = ta ? a->shape[1] : a->shape[0], K = ta ? a->shape[0] : a->shape[1];
   int64_t Kb = tb ? b->shape[1] : b->shape[0], N = tb ? b->shape[0] : b->shape[1];
-  if (K != Kb) c.fail("inner dimensions differ (" + std::to_string(K) + " vs " + std::to_string(Kb) + ")");
+  if (K != Kb)
+    c.fail("inner dimensions differ (" + std::to_string(K) + " vs " + std::to_string(Kb) + ")");
   Tensor y = reduce(c.name(), tb ? "dense" : "matmul", {M, N}, ReduceKind::Sum, {K},
                     [&](auto& ax, auto& r) {
                       Expr av = ta ? read(a, {r[0], ax[0]}) : read(a, {ax[0], r[0]});
@@ -119,7 +122,9 @@ Outs convertMatMul(ConvertContext& c) {
   if (vecA) sa.insert(sa.begin(), 1);
   if (vecB) sb.push_back(1);
   int64_t M = sa[sa.size() - 2], K = sa.back(), N = sb.back();
-  if (sb[sb.size() - 2] != K) c.fail("inner dimensions differ (" + std::to_string(K) + " vs " + std::to_string(sb[sb.size() - 2]) + ")");
+  if (sb[sb.size() - 2] != K)
+    c.fail("inner dimensions differ (" + std::to_string(K) + " vs " +
+           std::to_string(sb[sb.size() - 2]) + ")");
   Shape ba(sa.begin(), sa.end() - 2), bb(sb.begin(), sb.end() - 2);
   Shape batch = ops::broadcastShape(ba, bb, "node '" + c.node.name + "'");
   Shape out = batch;
@@ -129,20 +134,22 @@ Outs convertMatMul(ConvertContext& c) {
   auto batchIndex = [&](const Shape& bs, const std::vector<Var>& ax) {
     std::vector<Expr> idx;
     size_t off = nb - bs.size();
-    for (size_t d = 0; d < bs.size(); ++d) idx.push_back(bs[d] == 1 && batch[off + d] != 1 ? intImm(0) : Expr(ax[off + d]));
+    for (size_t d = 0; d < bs.size(); ++d)
+      idx.push_back(bs[d] == 1 && batch[off + d] != 1 ? intImm(0) : Expr(ax[off + d]));
     return idx;
   };
   const char* tag = nb ? "batch_matmul" : "matmul";
-  return {reduce(c.name(), tag, out, ReduceKind::Sum, {K}, [&](const std::vector<Var>& ax, const std::vector<Var>& r) {
-    Expr i = vecA ? Expr(intImm(0)) : Expr(ax[nb]);
-    Expr j = vecB ? Expr(intImm(0)) : Expr(ax[nb + (vecA ? 0 : 1)]);
-    std::vector<Expr> ia = batchIndex(ba, ax), ib = batchIndex(bb, ax);
-    if (!vecA) ia.push_back(i);
-    ia.push_back(r[0]);
-    ib.push_back(r[0]);
-    if (!vecB) ib.push_back(j);
-    return read(a, ia) * read(b, ib);
-  })};
+  return {reduce(c.name(), tag, out, ReduceKind::Sum, {K},
+                 [&](const std::vector<Var>& ax, const std::vector<Var>& r) {
+                   Expr i = vecA ? Expr(intImm(0)) : Expr(ax[nb]);
+                   Expr j = vecB ? Expr(intImm(0)) : Expr(ax[nb + (vecA ? 0 : 1)]);
+                   std::vector<Expr> ia = batchIndex(ba, ax), ib = batchIndex(bb, ax);
+                   if (!vecA) ia.push_back(i);
+                   ia.push_back(r[0]);
+                   ib.push_back(r[0]);
+                   if (!vecB) ib.push_back(j);
+                   return read(a, ia) * read(b, ib);
+                 })};
 }
 
 } // namespace wm::frontend::conv

@@ -23,22 +23,26 @@ int64_t normAxis(const ConvertContext& c, int64_t axis, size_t rank);
 ir::Expr castTo(ir::Expr e, ir::DType t);
 ir::Shape broadcastAll(const ConvertContext& c, const std::vector<ir::Tensor>& ts);
 /// An n-ary element-wise op with NumPy broadcasting.
-ir::Tensor broadcastCompute(const ConvertContext& c, const std::string& tag, const std::vector<ir::Tensor>& ts,
+ir::Tensor broadcastCompute(const ConvertContext& c, const std::string& tag,
+                            const std::vector<ir::Tensor>& ts,
                             const std::function<ir::Expr(const std::vector<ir::Expr>&)>& f);
 void requireFloat(const ConvertContext& c, const ir::Tensor& t, const char* what);
 /// A converter applying f element-wise (float inputs only unless floatOnly is false).
-ConvertFn unaryFn(const std::string& tag, std::function<ir::Expr(ir::Expr)> f, bool floatOnly = true);
+ConvertFn unaryFn(const std::string& tag, std::function<ir::Expr(ir::Expr)> f,
+                  bool floatOnly = true);
 ConvertFn binaryFn(const std::string& tag, ir::BinaryOp op);
 /// A constant input holding one value, when it has one element.
 bool scalarConstant(const ConvertContext& c, size_t i, double* v);
 /// The 'pads' attribute of n spatial dimensions (non-negative).
-void explicitPads(const ConvertContext& c, size_t n, std::vector<int64_t>* before, std::vector<int64_t>* after);
+void explicitPads(const ConvertContext& c, size_t n, std::vector<int64_t>* before,
+                  std::vector<int64_t>* after);
 /// Explicit pads from auto_pad / pads for conv and pooling: before/after per spatial dimension.
 void resolvePads(const ConvertContext& c, const ir::Shape& in, const std::vector<int64_t>& kernel,
-                 const std::vector<int64_t>& stride, const std::vector<int64_t>& dil, std::vector<int64_t>* before,
-                 std::vector<int64_t>* after);
+                 const std::vector<int64_t>& stride, const std::vector<int64_t>& dil,
+                 std::vector<int64_t>* before, std::vector<int64_t>* after);
 /// A per-spatial-dimension attribute (n positive values, def when absent).
-std::vector<int64_t> spatialAttr(const ConvertContext& c, const std::string& name, size_t n, int64_t def);
+std::vector<int64_t> spatialAttr(const ConvertContext& c, const std::string& name, size_t n,
+                                 int64_t def);
 
 // ---- convert_elementwise.cpp ----
 Outs convertRelu(ConvertContext& c);

@@ -9,9 +9,8 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
-#include <set>
-
 #include <optional>
+#include <set>
 
 namespace wm::frontend::conv {
 
@@ -22,14 +21,18 @@ using namespace wm::ir;
 Outs convertBatchNorm(ConvertContext& c) {
   const Tensor& x = c.x(0);
   requireFloat(c, x, "X");
-  if (c.attrInt("training_mode", 0) != 0) c.fail("training_mode=1 is not supported (inference only)");
+  if (c.attrInt("training_mode", 0) != 0)
+    c.fail("training_mode=1 is not supported (inference only)");
   for (size_t i = 1; i < c.node.outputs.size(); ++i)
-    if (c.wantsOutput(i)) c.fail("the running mean/variance outputs are not supported (inference only)");
+    if (c.wantsOutput(i))
+      c.fail("the running mean/variance outputs are not supported (inference only)");
   if (x->ndim() < 2) c.fail("X needs a channel dimension");
   int64_t C = x->shape[1];
   for (size_t i = 1; i <= 4; ++i)
-    if (c.x(i)->ndim() != 1 || c.x(i)->shape[0] != C) c.fail("scale, B, mean and var must have shape [C]");
-  return {ops::batchNorm(x, c.x(1), c.x(2), c.x(3), c.x(4), c.attrFloat("epsilon", 1e-5), c.name())};
+    if (c.x(i)->ndim() != 1 || c.x(i)->shape[0] != C)
+      c.fail("scale, B, mean and var must have shape [C]");
+  return {
+      ops::batchNorm(x, c.x(1), c.x(2), c.x(3), c.x(4), c.attrFloat("epsilon", 1e-5), c.name())};
 }
 
 Outs convertLayerNorm(ConvertContext& c) {
@@ -69,9 +72,11 @@ Outs convertSoftmax(ConvertContext& c) {
 
 // ---- reductions ----
 
-static Outs reduceCommon(ConvertContext& c, ReduceKind kind, bool mean, std::vector<int64_t> axes, bool axesGiven) {
+static Outs reduceCommon(ConvertContext& c, ReduceKind kind, bool mean, std::vector<int64_t> axes,
+                         bool axesGiven) {
   const Tensor& x = c.x(0);
-  if (kind == ReduceKind::Sum && !isFloat(x->dtype) && x->dtype != DType::I64 && x->dtype != DType::I32)
+  if (kind == ReduceKind::Sum && !isFloat(x->dtype) && x->dtype != DType::I64 &&
+      x->dtype != DType::I32)
     c.fail("unsupported input type");
   bool keep = c.attrInt("keepdims", 1) != 0;
   size_t r = x->ndim();
@@ -95,7 +100,9 @@ static Outs reduceCommon(ConvertContext& c, ReduceKind kind, bool mean, std::vec
   int64_t count = 1;
   for (int64_t e : extents) count *= e;
   if (extents.empty()) c.fail("nothing to reduce");
-  const char* tag = kind == ReduceKind::Sum ? "reduce_sum" : kind == ReduceKind::Max ? "reduce_max" : "reduce_min";
+  const char* tag = kind == ReduceKind::Sum   ? "reduce_sum"
+                    : kind == ReduceKind::Max ? "reduce_max"
+                                              : "reduce_min";
   Tensor y = reduce(mean ? c.name("sum") : c.name(), mean ? "reduce_mean" : tag, out, kind, extents,
                     [&](const std::vector<Var>& ax, const std::vector<Var>& rv) {
                       std::vector<Expr> idx;
@@ -112,7 +119,8 @@ static Outs reduceCommon(ConvertContext& c, ReduceKind kind, bool mean, std::vec
                     });
   if (mean) {
     requireFloat(c, x, "the input of ReduceMean");
-    y = compute(c.name(), "reduce_mean", out, [&](auto& ax) { return read(y, all(ax)) / static_cast<double>(count); });
+    y = compute(c.name(), "reduce_mean", out,
+                [&](auto& ax) { return read(y, all(ax)) / static_cast<double>(count); });
   }
   return {y};
 }
@@ -124,7 +132,8 @@ ConvertFn reduceFn(ReduceKind kind, bool mean, bool axesInput) {
       if (c.has(1)) return reduceCommon(c, kind, mean, c.constInts(1, "axes"), true);
       return reduceCommon(c, kind, mean, {}, true);
     }
-    if (c.hasAttr("noop_with_empty_axes")) c.fail("attribute 'noop_with_empty_axes' needs opset 13");
+    if (c.hasAttr("noop_with_empty_axes"))
+      c.fail("attribute 'noop_with_empty_axes' needs opset 13");
     return reduceCommon(c, kind, mean, c.attrInts("axes", {}), c.hasAttr("axes"));
   };
 }

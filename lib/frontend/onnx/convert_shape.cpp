@@ -10,9 +10,8 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
-#include <set>
-
 #include <optional>
+#include <set>
 
 namespace wm::frontend::conv {
 
@@ -69,13 +68,15 @@ Outs convertConcat(ConvertContext& c) {
     };
     Expr e = readPart(parts.size() - 1);
     for (size_t j = parts.size() - 1; j-- > 0;)
-      e = select(Expr(ax[axis]) < static_cast<double>(offsets[j] + parts[j]->shape[axis]), readPart(j), e);
+      e = select(Expr(ax[axis]) < static_cast<double>(offsets[j] + parts[j]->shape[axis]),
+                 readPart(j), e);
     return e;
   })};
 }
 
 static Tensor sliceAxis(const ConvertContext& c, const Tensor& x, const std::vector<int64_t>& start,
-                 const std::vector<int64_t>& step, const Shape& out, const std::string& name) {
+                        const std::vector<int64_t>& step, const Shape& out,
+                        const std::string& name) {
   return compute(name, "slice", out, [&](const std::vector<Var>& ax) {
     std::vector<Expr> idx;
     for (size_t d = 0; d < out.size(); ++d) {
@@ -100,11 +101,15 @@ Outs convertSplit(ConvertContext& c) {
   }
   int64_t n = x->shape[axis];
   if (sizes.empty()) {
-    if (n % static_cast<int64_t>(k)) c.fail("the axis does not split evenly into " + std::to_string(k) + " outputs");
+    if (n % static_cast<int64_t>(k))
+      c.fail("the axis does not split evenly into " + std::to_string(k) + " outputs");
     sizes.assign(k, n / static_cast<int64_t>(k));
   }
-  if (sizes.size() != k) c.fail("'split' has " + std::to_string(sizes.size()) + " sizes for " + std::to_string(k) + " outputs");
-  if (std::accumulate(sizes.begin(), sizes.end(), int64_t(0)) != n) c.fail("'split' sizes do not add up to the axis");
+  if (sizes.size() != k)
+    c.fail("'split' has " + std::to_string(sizes.size()) + " sizes for " + std::to_string(k) +
+           " outputs");
+  if (std::accumulate(sizes.begin(), sizes.end(), int64_t(0)) != n)
+    c.fail("'split' sizes do not add up to the axis");
   Outs outs;
   int64_t off = 0;
   for (size_t i = 0; i < k; ++i) {
@@ -125,11 +130,16 @@ Outs convertSlice(ConvertContext& c) {
   auto starts = c.constInts(1, "starts"), ends = c.constInts(2, "ends");
   if (starts.size() != ends.size()) c.fail("starts and ends differ in length");
   std::vector<int64_t> axes, steps;
-  if (c.has(3)) axes = c.constInts(3, "axes");
-  else for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
-  if (c.has(4)) steps = c.constInts(4, "steps");
-  else steps.assign(starts.size(), 1);
-  if (axes.size() != starts.size() || steps.size() != starts.size()) c.fail("axes/steps differ in length from starts");
+  if (c.has(3))
+    axes = c.constInts(3, "axes");
+  else
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  if (c.has(4))
+    steps = c.constInts(4, "steps");
+  else
+    steps.assign(starts.size(), 1);
+  if (axes.size() != starts.size() || steps.size() != starts.size())
+    c.fail("axes/steps differ in length from starts");
   std::vector<int64_t> start(r, 0), step(r, 1);
   Shape out = x->shape;
   std::set<size_t> seen;
@@ -165,18 +175,24 @@ Outs convertPad(ConvertContext& c) {
   size_t r = x->ndim();
   std::string mode = c.attrString("mode", "constant");
   ops::PadOptions o;
-  if (mode == "reflect") o.mode = ops::PadMode::Reflect;
-  else if (mode == "edge") o.mode = ops::PadMode::Edge;
-  else if (mode != "constant") c.fail("mode '" + mode + "' is unknown");
+  if (mode == "reflect")
+    o.mode = ops::PadMode::Reflect;
+  else if (mode == "edge")
+    o.mode = ops::PadMode::Edge;
+  else if (mode != "constant")
+    c.fail("mode '" + mode + "' is unknown");
   auto pads = c.constInts(1, "pads");
   if (pads.size() != 2 * r) c.fail("'pads' needs " + std::to_string(2 * r) + " values");
   if (c.has(2)) {
     if (c.x(2)->numElements() != 1) c.fail("constant_value must be a scalar");
     if (c.x(2)->dtype != x->dtype) c.fail("constant_value must have the input's type");
-    if (c.isConstant(2)) o.value = c.constant(2, "constant_value").values()[0];
-    else o.valueTensor = c.x(2); // a constant_value computed at run time
+    if (c.isConstant(2))
+      o.value = c.constant(2, "constant_value").values()[0];
+    else
+      o.valueTensor = c.x(2); // a constant_value computed at run time
   }
-  Shape before(pads.begin(), pads.begin() + static_cast<long>(r)), after(pads.begin() + static_cast<long>(r), pads.end());
+  Shape before(pads.begin(), pads.begin() + static_cast<long>(r)),
+      after(pads.begin() + static_cast<long>(r), pads.end());
   for (size_t d = 0; d < r; ++d)
     if (x->shape[d] + before[d] + after[d] <= 0) c.fail("empty outputs are not supported");
   return {ops::pad(x, before, after, o, c.name())};
@@ -186,7 +202,8 @@ Outs convertExpand(ConvertContext& c) {
   const Tensor& x = c.x(0);
   auto shape = c.constInts(1, "shape");
   Shape out = ops::broadcastShape(x->shape, shape, "node '" + c.node.name + "'");
-  return {compute(c.name(), "expand", out, [&](auto& ax) { return read(x, broadcastIndex(x, out, ax)); })};
+  return {compute(c.name(), "expand", out,
+                  [&](auto& ax) { return read(x, broadcastIndex(x, out, ax)); })};
 }
 
 Outs convertGather(ConvertContext& c) {
@@ -202,7 +219,8 @@ Outs convertGather(ConvertContext& c) {
   out.insert(out.end(), x->shape.begin() + static_cast<long>(axis) + 1, x->shape.end());
   size_t q = ind->ndim();
   return {compute(c.name(), "gather", out, [&](const std::vector<Var>& ax) {
-    std::vector<Expr> ii(ax.begin() + static_cast<long>(axis), ax.begin() + static_cast<long>(axis + q));
+    std::vector<Expr> ii(ax.begin() + static_cast<long>(axis),
+                         ax.begin() + static_cast<long>(axis + q));
     Expr iv = castTo(read(ind, ii), kIndexType);
     iv = select(iv < 0.0, iv + static_cast<double>(n), iv);
     std::vector<Expr> idx(ax.begin(), ax.begin() + static_cast<long>(axis));
@@ -224,7 +242,8 @@ Outs convertReshape(ConvertContext& c) {
   for (size_t i = 0; i < shape.size(); ++i) {
     int64_t d = shape[i];
     if (d == 0 && !allowZero) {
-      if (i >= x->ndim()) c.fail("shape copies dimension " + std::to_string(i) + " the input lacks");
+      if (i >= x->ndim())
+        c.fail("shape copies dimension " + std::to_string(i) + " the input lacks");
       d = x->shape[i];
     }
     if (d == -1) {
@@ -243,7 +262,9 @@ Outs convertReshape(ConvertContext& c) {
     out[static_cast<size_t>(infer)] = total / known;
     known *= out[static_cast<size_t>(infer)];
   }
-  if (known != total) c.fail("the shape holds " + std::to_string(known) + " elements, the input " + std::to_string(total));
+  if (known != total)
+    c.fail("the shape holds " + std::to_string(known) + " elements, the input " +
+           std::to_string(total));
   return {reshapeTensor(x, out, c.name())};
 }
 
@@ -276,7 +297,9 @@ Outs convertSqueeze(ConvertContext& c) {
   std::set<size_t> drop;
   for (int64_t a : axes) {
     size_t d = static_cast<size_t>(normAxis(c, a, x->ndim()));
-    if (x->shape[d] != 1) c.fail("cannot squeeze dimension " + std::to_string(d) + " of size " + std::to_string(x->shape[d]));
+    if (x->shape[d] != 1)
+      c.fail("cannot squeeze dimension " + std::to_string(d) + " of size " +
+             std::to_string(x->shape[d]));
     drop.insert(d);
   }
   Shape out;
@@ -300,16 +323,20 @@ Outs convertUnsqueeze(ConvertContext& c) {
   return {reshapeTensor(x, out, c.name())};
 }
 
-Outs convertIdentity(ConvertContext& c) { return {reshapeTensor(c.x(0), c.x(0)->shape, c.name())}; }
+Outs convertIdentity(ConvertContext& c) {
+  return {reshapeTensor(c.x(0), c.x(0)->shape, c.name())};
+}
 
 Outs convertDropout(ConvertContext& c) {
   if (c.has(2)) {
     const NDArray& t = c.constant(2, "training_mode");
-    if (t.size() != 1 || t.values()[0] != 0) c.fail("training_mode=true is not supported (inference only)");
+    if (t.size() != 1 || t.values()[0] != 0)
+      c.fail("training_mode=true is not supported (inference only)");
   }
   Outs outs{reshapeTensor(c.x(0), c.x(0)->shape, c.name())};
   if (c.wantsOutput(1)) // inference: nothing is dropped
-    outs.push_back(compute(c.name("mask"), "constant", c.x(0)->shape, [](auto&) { return boolImm(true); }));
+    outs.push_back(
+        compute(c.name("mask"), "constant", c.x(0)->shape, [](auto&) { return boolImm(true); }));
   return outs;
 }
 
@@ -319,17 +346,22 @@ Outs convertConstantOfShape(ConvertContext& c) {
   DType t = DType::F32;
   if (c.hasAttr("value")) {
     const Attribute& a = c.node.attrs.at("value");
-    if (a.kind != Attribute::Kind::Tensor || a.tensor->size() != 1) c.fail("'value' must be a one-element tensor");
+    if (a.kind != Attribute::Kind::Tensor || a.tensor->size() != 1)
+      c.fail("'value' must be a one-element tensor");
     v = a.tensor->values()[0];
     t = a.tensor->dtype();
   }
   for (int64_t d : shape)
     if (d <= 0) c.fail("empty outputs are not supported");
   return {compute(c.name(), "constant_of_shape", Shape(shape.begin(), shape.end()), [&](auto&) {
-    return t == DType::Bool ? boolImm(v != 0) : isFloat(t) ? floatImm(v, t) : intImm(saturateInt(v), t);
+    return t == DType::Bool ? boolImm(v != 0)
+           : isFloat(t)     ? floatImm(v, t)
+                            : intImm(saturateInt(v), t);
   })};
 }
 
-Outs noConverter(ConvertContext& c) { c.fail("internal: handled by the program builder"); }
+Outs noConverter(ConvertContext& c) {
+  c.fail("internal: handled by the program builder");
+}
 
 } // namespace wm::frontend::conv

@@ -52,8 +52,10 @@ public:
       cls_[i] = d->cls;
       for (int v : p.nodes[i].inputs)
         if (v >= 0) {
-          if (p.values[v].aliasOf >= 0) blocked_[p.values[v].aliasOf] = true;
-          else readers_[v].push_back(static_cast<int>(i));
+          if (p.values[v].aliasOf >= 0)
+            blocked_[p.values[v].aliasOf] = true;
+          else
+            readers_[v].push_back(static_cast<int>(i));
         }
     }
     for (auto& v : p.values)
@@ -177,7 +179,10 @@ private:
       for (int in : p_.nodes[n].inputs)
         if (in >= 0) {
           int pr = p_.values[p_.root(in)].producer;
-          if (pr >= 0 && reach.count(pr)) { reach.insert(n); break; }
+          if (pr >= 0 && reach.count(pr)) {
+            reach.insert(n);
+            break;
+          }
         }
     for (int m : c)
       for (int in : p_.nodes[m].inputs) {
@@ -232,14 +237,18 @@ ComputeDAG groupDag(const Program& p, const std::vector<int>& nodes, std::vector
       double c = v.constant->values()[0];
       DType dt = v.dtype;
       t = compute("const" + std::to_string(next++), "constant", v.shape, [&](auto&) {
-        return dt == DType::Bool ? boolImm(c != 0) : isFloat(dt) ? floatImm(c, dt) : intImm(saturateInt(c), dt);
+        return dt == DType::Bool ? boolImm(c != 0)
+               : isFloat(dt)     ? floatImm(c, dt)
+                                 : intImm(saturateInt(c), dt);
       });
     } else {
       PlaceholderOptions opts;
       if (v.constant) { // measurement inputs drawn from the constant's own range
         auto [lo, hi] = rangeOf(*v.constant);
-        if (isInt(v.dtype) || v.dtype == DType::Bool) hi += 1;
-        else if (hi <= lo) hi = lo + 1e-3;
+        if (isInt(v.dtype) || v.dtype == DType::Bool)
+          hi += 1;
+        else if (hi <= lo)
+          hi = lo + 1e-3;
         opts.lo = lo;
         opts.hi = hi;
       }
@@ -305,14 +314,18 @@ ModelPlan planModel(const Program& p) {
   return plan;
 }
 
-std::string onnxTaskSpec(const std::string& path, const std::string& key) { return "onnx:" + path + "#" + key; }
+std::string onnxTaskSpec(const std::string& path, const std::string& key) {
+  return "onnx:" + path + "#" + key;
+}
 
 ComputeDAG onnxTaskDag(const std::string& spec) {
   static std::mutex mu;
   static std::map<std::string, std::map<std::string, ComputeDAG>> cache; // path -> key -> dag
-  if (spec.rfind("onnx:", 0) != 0) WM_USER_ERROR() << "'" << spec << "' is not an onnx:<path>#<key> spec";
+  if (spec.rfind("onnx:", 0) != 0)
+    WM_USER_ERROR() << "'" << spec << "' is not an onnx:<path>#<key> spec";
   size_t hash = spec.rfind('#');
-  if (hash == std::string::npos || hash < 5) WM_USER_ERROR() << "'" << spec << "': missing #<task key>";
+  if (hash == std::string::npos || hash < 5)
+    WM_USER_ERROR() << "'" << spec << "': missing #<task key>";
   std::string path = spec.substr(5, hash - 5), key = spec.substr(hash + 1);
   std::lock_guard<std::mutex> lock(mu);
   auto it = cache.find(path);

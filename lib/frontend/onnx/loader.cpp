@@ -57,7 +57,8 @@ ir::DType requireDtype(int t, const std::string& what) {
   return d;
 }
 
-template <typename T> void fromRaw(const std::string& raw, int64_t n, ir::NDArray* a, const std::string& what) {
+template <typename T>
+void fromRaw(const std::string& raw, int64_t n, ir::NDArray* a, const std::string& what) {
   if (static_cast<int64_t>(raw.size()) != n * static_cast<int64_t>(sizeof(T)))
     WM_USER_ERROR() << what << ": raw data holds " << raw.size() << " bytes, the shape needs "
                     << n * static_cast<int64_t>(sizeof(T));
@@ -68,7 +69,8 @@ template <typename T> void fromRaw(const std::string& raw, int64_t n, ir::NDArra
   }
 }
 
-template <typename List> void fromTyped(const List& list, int64_t n, ir::NDArray* a, const std::string& what) {
+template <typename List>
+void fromTyped(const List& list, int64_t n, ir::NDArray* a, const std::string& what) {
   if (list.size() != n)
     WM_USER_ERROR() << what << ": holds " << list.size() << " values, the shape needs " << n;
   for (int64_t i = 0; i < n; ++i) a->set(i, static_cast<double>(list.Get(static_cast<int>(i))));
@@ -126,9 +128,18 @@ Attribute attributeOf(const onnx::AttributeProto& a, const std::string& what) {
   Attribute r;
   r.typeName = onnx::AttributeProto_AttributeType_Name(a.type());
   switch (a.type()) {
-  case onnx::AttributeProto::FLOAT: r.kind = Attribute::Kind::Float; r.f = a.f(); break;
-  case onnx::AttributeProto::INT: r.kind = Attribute::Kind::Int; r.i = a.i(); break;
-  case onnx::AttributeProto::STRING: r.kind = Attribute::Kind::String; r.s = a.s(); break;
+  case onnx::AttributeProto::FLOAT:
+    r.kind = Attribute::Kind::Float;
+    r.f = a.f();
+    break;
+  case onnx::AttributeProto::INT:
+    r.kind = Attribute::Kind::Int;
+    r.i = a.i();
+    break;
+  case onnx::AttributeProto::STRING:
+    r.kind = Attribute::Kind::String;
+    r.s = a.s();
+    break;
   case onnx::AttributeProto::TENSOR:
     r.kind = Attribute::Kind::Tensor;
     r.tensor = tensorFromProto(a.t(), what + " attribute '" + a.name() + "'");
@@ -154,7 +165,8 @@ Graph graphOf(onnx::ModelProto& model, const std::string& name) {
   Graph g;
   g.path = name;
   for (const auto& imp : model.opset_import())
-    if (imp.domain().empty() || imp.domain() == "ai.onnx") g.opset = static_cast<int>(imp.version());
+    if (imp.domain().empty() || imp.domain() == "ai.onnx")
+      g.opset = static_cast<int>(imp.version());
   if (g.opset == 0) WM_USER_ERROR() << name << ": the model imports no ai.onnx opset";
   if (g.opset < kMinOpset || g.opset > kMaxOpset)
     WM_USER_ERROR() << name << ": opset " << g.opset << " is not supported (opsets " << kMinOpset
@@ -170,7 +182,8 @@ Graph graphOf(onnx::ModelProto& model, const std::string& name) {
       if (!out.empty()) producer.emplace(out, i);
   auto nodeLabel = [&](int i) {
     const auto& n = gp.node(i);
-    return "'" + (n.name().empty() ? n.op_type() + "_" + std::to_string(i) : n.name()) + "' (" + n.op_type() + ")";
+    return "'" + (n.name().empty() ? n.op_type() + "_" + std::to_string(i) : n.name()) + "' (" +
+           n.op_type() + ")";
   };
   std::set<std::string> defined;
   for (const auto& init : gp.initializer()) defined.insert(init.name());
@@ -182,8 +195,9 @@ Graph graphOf(onnx::ModelProto& model, const std::string& name) {
       if (in.empty() || defined.count(in)) continue;
       auto p = producer.find(in);
       if (p == producer.end())
-        WM_USER_ERROR() << name << ": node '" << nodeName << "' (" << n.op_type() << ") reads '" << in
-                        << "', which no graph input, initializer or node defines (a missing initializer?)";
+        WM_USER_ERROR()
+            << name << ": node '" << nodeName << "' (" << n.op_type() << ") reads '" << in
+            << "', which no graph input, initializer or node defines (a missing initializer?)";
       // defined later: follow producers back from that node; reaching node i again is a cycle
       std::vector<int> path{p->second};
       std::set<int> seen{p->second};
@@ -192,14 +206,19 @@ Graph graphOf(onnx::ModelProto& model, const std::string& name) {
         for (const auto& pin : gp.node(path[k]).input()) {
           auto q = producer.find(pin);
           if (q == producer.end()) continue;
-          if (q->second == i) { cycle = true; break; }
+          if (q->second == i) {
+            cycle = true;
+            break;
+          }
           if (seen.insert(q->second).second) path.push_back(q->second);
         }
       if (cycle)
-        WM_USER_ERROR() << name << ": the graph has a cycle: node '" << nodeName << "' (" << n.op_type()
-                        << ") reads '" << in << "' from node " << nodeLabel(p->second) << ", which depends on it";
-      WM_USER_ERROR() << name << ": nodes are not topologically sorted: node '" << nodeName << "' (" << n.op_type()
-                      << ") reads '" << in << "' before node " << nodeLabel(p->second) << " writes it";
+        WM_USER_ERROR() << name << ": the graph has a cycle: node '" << nodeName << "' ("
+                        << n.op_type() << ") reads '" << in << "' from node "
+                        << nodeLabel(p->second) << ", which depends on it";
+      WM_USER_ERROR() << name << ": nodes are not topologically sorted: node '" << nodeName << "' ("
+                      << n.op_type() << ") reads '" << in << "' before node "
+                      << nodeLabel(p->second) << " writes it";
     }
     for (const auto& out : n.output()) {
       if (out.empty()) continue;
@@ -225,11 +244,13 @@ Graph graphOf(onnx::ModelProto& model, const std::string& name) {
   }
 
   for (const auto& init : gp.initializer())
-    g.initializers.emplace(init.name(), tensorFromProto(init, name + ": initializer '" + init.name() + "'"));
+    g.initializers.emplace(init.name(),
+                           tensorFromProto(init, name + ": initializer '" + init.name() + "'"));
   auto addInfo = [&](const onnx::ValueInfoProto& v) {
     ValueInfo info = valueInfoOf(v);
     auto it = g.values.find(v.name());
-    if (it == g.values.end() || (!it->second.shapeKnown && info.shapeKnown)) g.values[v.name()] = info;
+    if (it == g.values.end() || (!it->second.shapeKnown && info.shapeKnown))
+      g.values[v.name()] = info;
   };
   for (const auto& v : gp.input()) addInfo(v);
   for (const auto& v : gp.output()) addInfo(v);
@@ -285,8 +306,8 @@ void bindInputAsConstant(Graph& g, const std::string& name, ir::NDArray value) {
   if (it == g.inputs.end()) WM_USER_ERROR() << g.path << ": '" << name << "' is not a graph input";
   auto v = g.values.find(name);
   if (v != g.values.end() && v->second.typeKnown && v->second.dtype != value.dtype())
-    WM_USER_ERROR() << g.path << ": input '" << name << "' is " << ir::dtypeName(v->second.dtype) << ", the data "
-                    << ir::dtypeName(value.dtype());
+    WM_USER_ERROR() << g.path << ": input '" << name << "' is " << ir::dtypeName(v->second.dtype)
+                    << ", the data " << ir::dtypeName(value.dtype());
   g.inputs.erase(it);
   if (v != g.values.end()) {
     v->second.shape = value.shape();

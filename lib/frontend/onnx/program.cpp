@@ -44,14 +44,17 @@ NDArray constantFromAttr(const Node& n, int opset) {
     bool f = name == "value_floats";
     size_t k = f ? a.floats.size() : a.ints.size();
     NDArray r(f ? DType::F32 : DType::I64, {static_cast<int64_t>(k)});
-    for (size_t i = 0; i < k; ++i) r.set(static_cast<int64_t>(i), f ? a.floats[i] : static_cast<double>(a.ints[i]));
+    for (size_t i = 0; i < k; ++i)
+      r.set(static_cast<int64_t>(i), f ? a.floats[i] : static_cast<double>(a.ints[i]));
     return r;
   }
   fail("attribute '" + name + "' is not supported");
   return {};
 }
 
-std::string shapeText(const Shape& s) { return typeString(DType::F32, s).substr(3); }
+std::string shapeText(const Shape& s) {
+  return typeString(DType::F32, s).substr(3);
+}
 
 class Builder {
 public:
@@ -76,8 +79,9 @@ public:
         WM_USER_ERROR() << g_.path << ": graph input '" << name << "' has no tensor type and shape";
       for (int64_t d : it->second.shape)
         if (d <= 0)
-          WM_USER_ERROR() << g_.path << ": graph input '" << name << "' has a symbolic or empty dimension ("
-                          << "wmtune compiles static shapes; export the model with fixed input sizes)";
+          WM_USER_ERROR()
+              << g_.path << ": graph input '" << name << "' has a symbolic or empty dimension ("
+              << "wmtune compiles static shapes; export the model with fixed input sizes)";
       PValue v;
       v.name = name;
       v.dtype = it->second.dtype;
@@ -104,13 +108,15 @@ private:
   }
   int id(const std::string& name, const char* what) const {
     auto it = ids_.find(name);
-    if (it == ids_.end()) WM_USER_ERROR() << g_.path << ": " << what << " '" << name << "' is undefined";
+    if (it == ids_.end())
+      WM_USER_ERROR() << g_.path << ": " << what << " '" << name << "' is undefined";
     return it->second;
   }
 
   void node(const Node& n) {
     auto fail = [&](const std::string& m) {
-      WM_USER_ERROR() << g_.path << ": node '" << n.name << "' (" << n.op << ", opset " << g_.opset << "): " << m;
+      WM_USER_ERROR() << g_.path << ": node '" << n.name << "' (" << n.op << ", opset " << g_.opset
+                      << "): " << m;
     };
     if (n.op == "Constant" && (n.domain.empty() || n.domain == "ai.onnx")) {
       PValue v;
@@ -160,7 +166,8 @@ private:
       bool empty = false;
       for (int64_t d : v.shape) empty |= d <= 0;
       // an empty constant (no axes, no pads) is data for the converter, never a tensor
-      if (empty && !v.constant) fail("input '" + n.inputs[i] + "' is empty; empty tensors are not supported");
+      if (empty && !v.constant)
+        fail("input '" + n.inputs[i] + "' is empty; empty tensors are not supported");
       ci.present = true;
       ci.dtype = v.dtype;
       ci.shape = v.shape;
@@ -168,15 +175,18 @@ private:
         ci.tensor = placeholder("in" + std::to_string(i), v.shape, v.dtype);
         byPlaceholder[ci.tensor->get()] = vid;
       }
-      if (v.constant) ci.constant = &*v.constant;
-      else allConstant = false;
+      if (v.constant)
+        ci.constant = &*v.constant;
+      else
+        allConstant = false;
       ins.push_back(std::move(ci));
       inIds.push_back(vid);
     }
     ConvertContext ctx(n, g_.opset, std::move(ins));
     std::vector<Tensor> outs = convertNode(ctx);
     const OpDef* def = findOpDef(n.op);
-    WM_CHECK(outs.size() >= 1 && outs.size() <= n.outputs.size()) << n.name << ": converter output count";
+    WM_CHECK(outs.size() >= 1 && outs.size() <= n.outputs.size())
+        << n.name << ": converter output count";
     for (size_t o = 0; o < outs.size(); ++o) {
       if (n.outputs[o].empty()) continue;
       checkAgainstOnnx(n, n.outputs[o], *outs[o]);
@@ -187,7 +197,8 @@ private:
       if (allConstant && v.numElements() <= kMaxFoldElements) {
         ComputeDAG dag({outs[o]});
         std::vector<NDArray> args;
-        for (auto& ph : dag.placeholders()) args.push_back(*p_.values[byPlaceholder.at(ph.get())].constant);
+        for (auto& ph : dag.placeholders())
+          args.push_back(*p_.values[byPlaceholder.at(ph.get())].constant);
         v.constant = evaluateOutputs(dag, args).at(0);
         add(std::move(v));
         ++p_.numFolded;
@@ -219,12 +230,13 @@ private:
     const Shape& s = it->second.shape;
     for (int64_t d : s)
       if (d < 0) return;
-    WM_CHECK(s == t.shape) << g_.path << ": node '" << n.name << "' (" << n.op << "): output '" << out
-                           << "' has shape " << shapeText(t.shape) << ", ONNX infers " << shapeText(s);
+    WM_CHECK(s == t.shape) << g_.path << ": node '" << n.name << "' (" << n.op << "): output '"
+                           << out << "' has shape " << shapeText(t.shape) << ", ONNX infers "
+                           << shapeText(s);
     if (it->second.typeKnown)
-      WM_CHECK(it->second.dtype == t.dtype) << g_.path << ": node '" << n.name << "' (" << n.op
-                                            << "): output type " << dtypeName(t.dtype) << ", ONNX infers "
-                                            << dtypeName(it->second.dtype);
+      WM_CHECK(it->second.dtype == t.dtype)
+          << g_.path << ": node '" << n.name << "' (" << n.op << "): output type "
+          << dtypeName(t.dtype) << ", ONNX infers " << dtypeName(it->second.dtype);
   }
 
   // Conv -> BatchNormalization with constant parameters and no other reader of the conv:
@@ -241,12 +253,16 @@ private:
       PNode& bn = p_.nodes[b];
       if (bn.node.op != "BatchNormalization" || bn.inputs.size() < 5) continue;
       int x = bn.inputs[0];
-      if (p_.values[x].aliasOf >= 0 || p_.values[x].producer < 0 || uses[x] != 1 || p_.values[x].isOutput) continue;
+      if (p_.values[x].aliasOf >= 0 || p_.values[x].producer < 0 || uses[x] != 1 ||
+          p_.values[x].isOutput)
+        continue;
       PNode& conv = p_.nodes[p_.values[x].producer];
       if (conv.node.op != "Conv" || !p_.values[conv.inputs[1]].constant) continue;
-      if (conv.inputs.size() > 2 && conv.inputs[2] >= 0 && !p_.values[conv.inputs[2]].constant) continue;
+      if (conv.inputs.size() > 2 && conv.inputs[2] >= 0 && !p_.values[conv.inputs[2]].constant)
+        continue;
       bool params = true;
-      for (int i = 1; i <= 4; ++i) params &= bn.inputs[i] >= 0 && p_.values[bn.inputs[i]].constant.has_value();
+      for (int i = 1; i <= 4; ++i)
+        params &= bn.inputs[i] >= 0 && p_.values[bn.inputs[i]].constant.has_value();
       if (!params) continue;
       double eps = 1e-5;
       if (bn.node.attrs.count("epsilon")) eps = bn.node.attrs.at("epsilon").f;
@@ -292,7 +308,8 @@ private:
       if (!dead[i]) kept.push_back(std::move(p_.nodes[i]));
     p_.nodes = std::move(kept);
     for (auto& v : p_.values) v.producer = -1;
-    for (size_t i = 0; i < p_.nodes.size(); ++i) p_.values[p_.nodes[i].output].producer = static_cast<int>(i);
+    for (size_t i = 0; i < p_.nodes.size(); ++i)
+      p_.values[p_.nodes[i].output].producer = static_cast<int>(i);
   }
 
   const Graph& g_;
@@ -302,6 +319,8 @@ private:
 
 } // namespace
 
-Program buildProgram(const Graph& g) { return Builder(g).build(); }
+Program buildProgram(const Graph& g) {
+  return Builder(g).build();
+}
 
 } // namespace wm::frontend

@@ -50,7 +50,8 @@ Tensor pad(const Tensor& x, const Shape& before, const Shape& after, const PadOp
       if (opts.mode == PadMode::Edge) {
         j = min(max(j, intImm(0)), intImm(n - 1));
       } else if (opts.mode == PadMode::Reflect) {
-        j = select(j < 0.0, intImm(0) - j, select(j >= static_cast<double>(n), intImm(2 * (n - 1)) - j, j));
+        j = select(j < 0.0, intImm(0) - j,
+                   select(j >= static_cast<double>(n), intImm(2 * (n - 1)) - j, j));
       } else {
         Expr inRange = ax[d] >= static_cast<double>(b);
         inRange = inRange && (Expr(ax[d]) < static_cast<double>(b + n));
@@ -60,13 +61,15 @@ Tensor pad(const Tensor& x, const Shape& before, const Shape& after, const PadOp
     }
     Expr v = read(x, idx);
     if (!cond.defined()) return v;
-    Expr fill = opts.valueTensor ? read(*opts.valueTensor, std::vector<Expr>((*opts.valueTensor)->ndim(), intImm(0)))
+    Expr fill = opts.valueTensor ? read(*opts.valueTensor,
+                                        std::vector<Expr>((*opts.valueTensor)->ndim(), intImm(0)))
                                  : constLike(v, opts.value);
     return select(cond, v, fill);
   });
 }
 
-Tensor pad(const Tensor& x, const Shape& before, const Shape& after, double value, const std::string& name) {
+Tensor pad(const Tensor& x, const Shape& before, const Shape& after, double value,
+           const std::string& name) {
   for (size_t d = 0; d < before.size() && d < after.size(); ++d)
     if (before[d] < 0 || after[d] < 0) WM_USER_ERROR() << name << ": negative padding";
   PadOptions o;
@@ -93,8 +96,8 @@ void checkConvInputs(const Tensor& data, const Tensor& weight, const ConvParams&
     WM_USER_ERROR() << name << ": weight " << weight->name << " has rank " << weight->ndim()
                     << ", expected " << nd;
   *dims = nd - 2;
-  WM_CHECK(p.stride.size() == *dims && p.padBefore.size() == *dims &&
-           p.padAfter.size() == *dims && p.dilation.size() == *dims)
+  WM_CHECK(p.stride.size() == *dims && p.padBefore.size() == *dims && p.padAfter.size() == *dims &&
+           p.dilation.size() == *dims)
       << name << ": parameter vectors of the wrong size";
   if (p.groups < 1) WM_USER_ERROR() << name << ": groups=" << p.groups << " must be >= 1";
   for (size_t d = 0; d < *dims; ++d) {
@@ -144,8 +147,10 @@ Tensor conv(const Tensor& data, const Tensor& weight, const ConvParams& p,
         if (G > 1) channel = Expr(ax[1]) / static_cast<double>(Kg) * static_cast<double>(Cg) + r[0];
         std::vector<Expr> di{ax[0], channel}, wi{ax[1], r[0]};
         for (size_t d = 0; d < dims; ++d) {
-          Expr y = p.stride[d] == 1 ? Expr(ax[2 + d]) : ax[2 + d] * static_cast<double>(p.stride[d]);
-          Expr ry = p.dilation[d] == 1 ? Expr(r[1 + d]) : r[1 + d] * static_cast<double>(p.dilation[d]);
+          Expr y =
+              p.stride[d] == 1 ? Expr(ax[2 + d]) : ax[2 + d] * static_cast<double>(p.stride[d]);
+          Expr ry =
+              p.dilation[d] == 1 ? Expr(r[1 + d]) : r[1 + d] * static_cast<double>(p.dilation[d]);
           di.push_back(y + ry);
           wi.push_back(r[1 + d]);
         }
@@ -173,8 +178,8 @@ Tensor convTranspose(const Tensor& data, const Tensor& weight, const ConvParams&
     int64_t X = data->shape[2 + d], R = weight->shape[2 + d];
     if (outputPadding[d] < 0 || outputPadding[d] >= std::max(p.stride[d], p.dilation[d]))
       WM_USER_ERROR() << name << ": output padding must be in [0, max(stride, dilation))";
-    int64_t o = (X - 1) * p.stride[d] - p.padBefore[d] - p.padAfter[d] +
-                p.dilation[d] * (R - 1) + outputPadding[d] + 1;
+    int64_t o = (X - 1) * p.stride[d] - p.padBefore[d] - p.padAfter[d] + p.dilation[d] * (R - 1) +
+                outputPadding[d] + 1;
     if (o < 1) WM_USER_ERROR() << name << ": empty output in spatial dim " << d;
     outShape.push_back(o);
     pShape.push_back(o + p.dilation[d] * (R - 1));
@@ -212,7 +217,8 @@ Tensor convTranspose(const Tensor& data, const Tensor& weight, const ConvParams&
         std::vector<Expr> di{ax[0], channel}, wi{channel, kIn};
         for (size_t d = 0; d < dims; ++d) {
           int64_t R = weight->shape[2 + d];
-          Expr ry = p.dilation[d] == 1 ? Expr(r[1 + d]) : r[1 + d] * static_cast<double>(p.dilation[d]);
+          Expr ry =
+              p.dilation[d] == 1 ? Expr(r[1 + d]) : r[1 + d] * static_cast<double>(p.dilation[d]);
           di.push_back(ax[2 + d] + ry);
           wi.push_back(static_cast<double>(R - 1) - Expr(r[1 + d]));
         }

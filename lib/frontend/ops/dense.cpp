@@ -18,10 +18,9 @@ Tensor matmul(const Tensor& a, const Tensor& b, const std::string& name) {
   int64_t M = a->shape[0], K = a->shape[1], N = b->shape[1];
   if (b->shape[0] != K)
     WM_USER_ERROR() << name << ": inner dimensions differ (" << K << " vs " << b->shape[0] << ")";
-  return reduce(
-      name, "matmul", {M, N}, ReduceKind::Sum, {K},
-      [&](auto& ax, auto& r) { return at(a, ax[0], r[0]) * at(b, r[0], ax[1]); }, {"i", "j"},
-      {"k"});
+  return reduce(name, "matmul", {M, N}, ReduceKind::Sum, {K},
+                [&](auto& ax, auto& r) { return at(a, ax[0], r[0]) * at(b, r[0], ax[1]); },
+                {"i", "j"}, {"k"});
 }
 
 Tensor dense(const Tensor& x, const Tensor& w, const std::string& name) {
@@ -30,10 +29,9 @@ Tensor dense(const Tensor& x, const Tensor& w, const std::string& name) {
   int64_t M = x->shape[0], K = x->shape[1], N = w->shape[0];
   if (w->shape[1] != K)
     WM_USER_ERROR() << name << ": inner dimensions differ (" << K << " vs " << w->shape[1] << ")";
-  return reduce(
-      name, "dense", {M, N}, ReduceKind::Sum, {K},
-      [&](auto& ax, auto& r) { return at(x, ax[0], r[0]) * at(w, ax[1], r[0]); }, {"i", "j"},
-      {"k"});
+  return reduce(name, "dense", {M, N}, ReduceKind::Sum, {K},
+                [&](auto& ax, auto& r) { return at(x, ax[0], r[0]) * at(w, ax[1], r[0]); },
+                {"i", "j"}, {"k"});
 }
 
 Tensor batchMatmul(const Tensor& a, const Tensor& b, const std::string& name) {

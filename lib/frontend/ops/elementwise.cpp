@@ -10,7 +10,9 @@ using namespace wm::ir;
 
 namespace {
 
-std::vector<Expr> sameIndex(const std::vector<Var>& ax) { return {ax.begin(), ax.end()}; }
+std::vector<Expr> sameIndex(const std::vector<Var>& ax) {
+  return {ax.begin(), ax.end()};
+}
 
 Tensor unary(const Tensor& x, const std::string& name, const std::string& tag,
              const std::function<Expr(Expr)>& f) {
@@ -36,7 +38,8 @@ Tensor clip(const Tensor& x, const ClipBound& lo, const ClipBound& hi, const std
     WM_USER_ERROR() << name << ": min " << *lo.value << " is above max " << *hi.value;
   for (const ClipBound* b : {&lo, &hi}) {
     if (!b->tensor) continue;
-    if ((*b->tensor)->dtype != x->dtype) WM_USER_ERROR() << name << ": min/max must have the input's type";
+    if ((*b->tensor)->dtype != x->dtype)
+      WM_USER_ERROR() << name << ": min/max must have the input's type";
     if ((*b->tensor)->numElements() != 1) WM_USER_ERROR() << name << ": min/max must be scalars";
   }
   auto bound = [](const ClipBound& b, const Expr& like) -> Expr {
@@ -63,9 +66,8 @@ Tensor tanh(const Tensor& x, const std::string& name) {
 }
 
 Tensor gelu(const Tensor& x, const std::string& name) {
-  return unary(x, name, "gelu", [](Expr v) {
-    return v * 0.5 * (1.0 + ir::erf(v * (1.0 / std::sqrt(2.0))));
-  });
+  return unary(x, name, "gelu",
+               [](Expr v) { return v * 0.5 * (1.0 + ir::erf(v * (1.0 / std::sqrt(2.0)))); });
 }
 
 Shape broadcastShape(const Shape& a, const Shape& b, const std::string& what) {
@@ -115,11 +117,10 @@ Tensor biasAdd(const Tensor& x, const Tensor& bias, int axis, const std::string&
   if (axis < 0 || axis >= static_cast<int>(x->ndim()))
     WM_USER_ERROR() << name << ": axis out of range for rank " << x->ndim();
   if (bias->ndim() != 1 || bias->shape[0] != x->shape[axis])
-    WM_USER_ERROR() << name << ": bias " << bias->name << " must have shape ["
-                    << x->shape[axis] << "]";
-  return compute(name, "bias_add", x->shape, [&](auto& ax) {
-    return read(x, sameIndex(ax)) + at(bias, ax[axis]);
-  });
+    WM_USER_ERROR() << name << ": bias " << bias->name << " must have shape [" << x->shape[axis]
+                    << "]";
+  return compute(name, "bias_add", x->shape,
+                 [&](auto& ax) { return read(x, sameIndex(ax)) + at(bias, ax[axis]); });
 }
 
 } // namespace wm::ops

@@ -7,7 +7,9 @@ namespace wm::ops {
 using namespace wm::ir;
 
 namespace {
-std::vector<Expr> allOf(const std::vector<Var>& ax) { return {ax.begin(), ax.end()}; }
+std::vector<Expr> allOf(const std::vector<Var>& ax) {
+  return {ax.begin(), ax.end()};
+}
 } // namespace
 
 Tensor batchNorm(const Tensor& x, const Tensor& gamma, const Tensor& beta, const Tensor& mean,
@@ -55,25 +57,28 @@ Tensor softmax(const Tensor& x, int axis, const std::string& name) {
   });
   Tensor sum = reduce(name + "_expsum", "softmax_sum", reduced, ReduceKind::Sum, {L},
                       [&](auto& ax, auto& r) { return read(e, withAxis(ax, r[0])); });
-  return compute(name, "softmax", x->shape, [&](auto& ax) {
-    return read(e, allOf(ax)) / read(sum, dropAxis(ax));
-  });
+  return compute(name, "softmax", x->shape,
+                 [&](auto& ax) { return read(e, allOf(ax)) / read(sum, dropAxis(ax)); });
 }
 
-LayerNormResult layerNorm(const Tensor& x, int axis, const Tensor& scale, const std::optional<Tensor>& bias,
-                          double eps, bool stats, const std::string& name) {
+LayerNormResult layerNorm(const Tensor& x, int axis, const Tensor& scale,
+                          const std::optional<Tensor>& bias, double eps, bool stats,
+                          const std::string& name) {
   int nd = static_cast<int>(x->ndim());
   if (axis < 0) axis += nd;
-  if (nd < 1 || axis < 0 || axis >= nd) WM_USER_ERROR() << name << ": axis out of range for rank " << nd;
+  if (nd < 1 || axis < 0 || axis >= nd)
+    WM_USER_ERROR() << name << ": axis out of range for rank " << nd;
   size_t a = static_cast<size_t>(axis);
-  Shape outer(x->shape.begin(), x->shape.begin() + axis), inner(x->shape.begin() + axis, x->shape.end());
+  Shape outer(x->shape.begin(), x->shape.begin() + axis),
+      inner(x->shape.begin() + axis, x->shape.end());
   Shape rows = outer.empty() ? Shape{1} : outer;
   int64_t count = 1;
   for (int64_t d : inner) count *= d;
   for (const Tensor* t : {&scale, bias ? &*bias : nullptr}) {
     if (!t) continue;
     if ((*t)->ndim() > inner.size() || broadcastShape(inner, (*t)->shape, name) != inner)
-      WM_USER_ERROR() << name << ": " << (*t)->name << " does not broadcast to the normalized shape";
+      WM_USER_ERROR() << name << ": " << (*t)->name
+                      << " does not broadcast to the normalized shape";
   }
   auto full = [&](const std::vector<Var>& ax, const std::vector<Var>& r) {
     std::vector<Expr> idx;
@@ -90,10 +95,11 @@ LayerNormResult layerNorm(const Tensor& x, int axis, const Tensor& scale, const 
   double inv = 1.0 / static_cast<double>(count);
   Tensor mean = reduce(name + "_mean", "layer_norm_mean", rows, ReduceKind::Sum, inner,
                        [&](auto& ax, auto& r) { return read(x, full(ax, r)) * inv; });
-  Tensor var = reduce(name + "_var", "layer_norm_var", rows, ReduceKind::Sum, inner, [&](auto& ax, auto& r) {
-    Expr d = read(x, full(ax, r)) - read(mean, row(ax));
-    return d * d * inv;
-  });
+  Tensor var =
+      reduce(name + "_var", "layer_norm_var", rows, ReduceKind::Sum, inner, [&](auto& ax, auto& r) {
+        Expr d = read(x, full(ax, r)) - read(mean, row(ax));
+        return d * d * inv;
+      });
   LayerNormResult res;
   res.y = compute(name, "layer_norm", x->shape, [&](const std::vector<Var>& ax) {
     std::vector<Var> tail(ax.begin() + axis, ax.end());
@@ -105,14 +111,16 @@ LayerNormResult layerNorm(const Tensor& x, int axis, const Tensor& scale, const 
   if (stats) { // the outer shape with the normalized dimensions kept as 1
     Shape kept = outer;
     kept.resize(x->ndim(), 1);
-    res.mean = compute(name + "_mean_out", "layer_norm_mean", kept, [&](auto& ax) { return read(mean, row(ax)); });
+    res.mean = compute(name + "_mean_out", "layer_norm_mean", kept,
+                       [&](auto& ax) { return read(mean, row(ax)); });
     res.invStdDev = compute(name + "_inv_std_dev", "layer_norm_inv_std", kept,
                             [&](auto& ax) { return rsqrt(read(var, row(ax)) + eps); });
   }
   return res;
 }
 
-Tensor layerNorm(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps, const std::string& name) {
+Tensor layerNorm(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps,
+                 const std::string& name) {
   if (x->ndim() < 1) WM_USER_ERROR() << name << ": input must have rank >= 1";
   int64_t L = x->shape.back();
   for (const Tensor& t : {gamma, beta})

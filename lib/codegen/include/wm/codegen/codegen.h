@@ -42,7 +42,8 @@ class JitKernel {
 public:
   virtual ~JitKernel() = default;
   virtual void call(void** args) const = 0;
-  static std::unique_ptr<JitKernel> compile(const lower::LoweredFunc& f, const target::Target& target);
+  static std::unique_ptr<JitKernel> compile(const lower::LoweredFunc& f,
+                                            const target::Target& target);
 };
 
 } // namespace wm::codegen

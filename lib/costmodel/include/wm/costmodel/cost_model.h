@@ -28,7 +28,8 @@ public:
   virtual ~CostModel() = default;
   virtual std::string name() const = 0;
   virtual void update(const std::vector<MeasuredRecord>& records) = 0;
-  virtual std::vector<double> predict(const std::string& taskKey, const std::vector<sched::State>& states) = 0;
+  virtual std::vector<double> predict(const std::string& taskKey,
+                                      const std::vector<sched::State>& states) = 0;
 };
 
 /// Uniform random scores from a seeded generator (the baseline and the test model).
@@ -39,8 +40,8 @@ std::unique_ptr<CostModel> makeRandomModel(uint64_t seed);
 namespace wm::costmodel {
 
 struct AnsorModelOptions {
-  int minSamples = 64;    ///< predictions are random until this many measured samples
-  int rounds = 60;        ///< boosting rounds per retraining
+  int minSamples = 64; ///< predictions are random until this many measured samples
+  int rounds = 60;     ///< boosting rounds per retraining
   int maxDepth = 10;
   double eta = 0.2;
   double gamma = 0.001;

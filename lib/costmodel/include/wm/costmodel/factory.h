@@ -13,9 +13,10 @@
 namespace wm::costmodel {
 
 struct CostModelOptions {
-  std::string name = "random";  ///< random | ansor | wm
-  std::string init = "default"; ///< wm: "default" (the shipped checkpoint), "none" (fresh) or a path
-  uint64_t seed = 0;            ///< set from the tuner's seed
+  std::string name = "random"; ///< random | ansor | wm
+  std::string init =
+      "default";     ///< wm: "default" (the shipped checkpoint), "none" (fresh) or a path
+  uint64_t seed = 0; ///< set from the tuner's seed
   AnsorModelOptions ansor;
   WorldModelOptions wm;
 };

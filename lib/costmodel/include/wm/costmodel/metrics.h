@@ -12,7 +12,7 @@ struct TaskEval {
 };
 
 struct RankingMetrics {
-  double pairwise = 0; ///< share of pairs with different costs ordered correctly
+  double pairwise = 0;       ///< share of pairs with different costs ordered correctly
   double top1 = 0, top5 = 0; ///< Σ w·best cost / Σ w·best cost among the model's top k
   int tasks = 0, samples = 0, pairs = 0;
 };

@@ -41,20 +41,20 @@ std::vector<float> stageFeatures(const ir::ComputeDAG& dag);
 std::vector<float> actionFeatures(const std::vector<sched::Step>& steps, size_t i, int numStages);
 
 struct WorldModelOptions {
-  int latent = 64;                 ///< latent size d
-  int hidden = 128;                ///< hidden width of every MLP
-  std::string transition = "mlp";  ///< "mlp" (residual) or "gru"
-  double lr = 1e-3;                ///< Adam
+  int latent = 64;                ///< latent size d
+  int hidden = 128;               ///< hidden width of every MLP
+  std::string transition = "mlp"; ///< "mlp" (residual) or "gru"
+  double lr = 1e-3;               ///< Adam
   double weightDecay = 1e-6;
-  double regression = 0.1;         ///< weight of the MSE term beside the pairwise ranking loss
-  int stepsPerUpdate = 60;         ///< Adam steps after each measurement round (online)
+  double regression = 0.1; ///< weight of the MSE term beside the pairwise ranking loss
+  int stepsPerUpdate = 60; ///< Adam steps after each measurement round (online)
   int batchTasks = 4, batchPerTask = 64; ///< a training batch: tasks × samples per task
-  int maxSteps = 96;               ///< longer step lists are cut (rare)
+  int maxSteps = 96;                     ///< longer step lists are cut (rare)
   /// libtorch threads for scoring and training. Fixed, not "all cores": BLAS results depend on
   /// the thread count, and the same seed must give the same scores on any machine load.
   int threads = 1;
   uint64_t seed = 0;
-  std::string init;                ///< checkpoint to start from; empty: fresh weights
+  std::string init; ///< checkpoint to start from; empty: fresh weights
 };
 /// Keys and flags (--wm-*) of the world model's options.
 const OptionTable<WorldModelOptions>& worldModelOptionTable();
@@ -66,7 +66,8 @@ public:
   std::string name() const override { return "wm"; }
   /// Online: adds the records to the training set and trains stepsPerUpdate steps.
   void update(const std::vector<MeasuredRecord>& records) override;
-  std::vector<double> predict(const std::string& taskKey, const std::vector<sched::State>& states) override;
+  std::vector<double> predict(const std::string& taskKey,
+                              const std::vector<sched::State>& states) override;
 
   /// Offline: add samples, then train().
   void addSamples(const std::vector<MeasuredRecord>& records);
@@ -75,7 +76,8 @@ public:
   int numSamples() const;
   int numTasks() const;
   /// Scores step lists of one task directly (what predict does after taking the steps).
-  std::vector<double> score(const ir::ComputeDAG& dag, const std::vector<std::vector<sched::Step>>& steps);
+  std::vector<double> score(const ir::ComputeDAG& dag,
+                            const std::vector<std::vector<sched::Step>>& steps);
   /// Versioned checkpoint (format, feature layout, sizes, weights).
   void save(const std::string& path) const;
 

@@ -44,12 +44,12 @@ struct ValueInfo {
 };
 
 struct Graph {
-  std::string path; ///< the file it came from, for messages
-  int opset = 0;    ///< of the default (ai.onnx) domain
-  std::vector<Node> nodes; ///< topologically sorted (checked)
-  std::map<std::string, ValueInfo> values;   ///< declared and inferred types
+  std::string path;                        ///< the file it came from, for messages
+  int opset = 0;                           ///< of the default (ai.onnx) domain
+  std::vector<Node> nodes;                 ///< topologically sorted (checked)
+  std::map<std::string, ValueInfo> values; ///< declared and inferred types
   std::map<std::string, ir::NDArray> initializers;
-  std::vector<std::string> inputs;  ///< graph inputs that are not initializers
+  std::vector<std::string> inputs; ///< graph inputs that are not initializers
   std::vector<std::string> outputs;
 };
 

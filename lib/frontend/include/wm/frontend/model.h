@@ -29,8 +29,8 @@ struct PValue {
 };
 
 struct PNode {
-  Node node;            ///< the ONNX node (op, attributes)
-  int outputIndex = 0;  ///< which of the node's outputs this computes
+  Node node;               ///< the ONNX node (op, attributes)
+  int outputIndex = 0;     ///< which of the node's outputs this computes
   std::vector<int> inputs; ///< value ids; -1 for a missing optional input
   int output = -1;
 };
@@ -61,7 +61,7 @@ struct FusedGroup {
 struct ModelTask {
   std::string key;
   ir::ComputeDAG dag;
-  int weight = 0;          ///< groups that are this task
+  int weight = 0; ///< groups that are this task
   std::vector<int> groups;
   std::string ops;
 };

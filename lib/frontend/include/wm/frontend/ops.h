@@ -3,6 +3,8 @@
 // KCRS conv weights, (C_in, C_out/groups, R, S) transposed-conv weights, row-major matrices.
 // Invalid parameters (a group count that does not divide, an empty output) are user errors
 // that name the op and the parameter.
+//
+// How to add an operator: docs/contributing.md ("An operator").
 #pragma once
 
 #include <wm/ir/tensor.h>
@@ -61,7 +63,7 @@ enum class PoolKind { Max, Avg };
 /// Window, stride, dilation and padding per spatial dimension.
 struct PoolParams {
   std::vector<int64_t> kernel, stride, dilation, padBefore, padAfter;
-  bool ceilMode = false;       ///< output sizes round up (a window never starts in the trailing pad)
+  bool ceilMode = false; ///< output sizes round up (a window never starts in the trailing pad)
   bool countIncludePad = true; ///< Avg: divide by the window clipped to the padded input, else
                                ///< by the number of in-bounds elements
   /// Spatial output sizes when given (ONNX's SAME auto-padding); computed otherwise.
@@ -82,7 +84,8 @@ struct ClipBound {
   std::optional<Tensor> tensor;
   bool present() const { return value || tensor; }
 };
-Tensor clip(const Tensor& x, const ClipBound& lo, const ClipBound& hi, const std::string& name = "clip");
+Tensor clip(const Tensor& x, const ClipBound& lo, const ClipBound& hi,
+            const std::string& name = "clip");
 Tensor clip(const Tensor& x, double lo, double hi, const std::string& name = "clip");
 Tensor sigmoid(const Tensor& x, const std::string& name = "sigmoid");
 Tensor tanh(const Tensor& x, const std::string& name = "tanh");
@@ -97,7 +100,8 @@ Tensor div(const Tensor& a, const Tensor& b, const std::string& name = "div");
 /// x + bias[i_axis] with bias of shape [x.shape[axis]].
 Tensor biasAdd(const Tensor& x, const Tensor& bias, int axis, const std::string& name = "bias_add");
 /// The index into t of element `ax` of a NumPy broadcast to `out` (dimensions aligned right).
-std::vector<ir::Expr> broadcastIndex(const Tensor& t, const Shape& out, const std::vector<ir::Var>& ax);
+std::vector<ir::Expr> broadcastIndex(const Tensor& t, const Shape& out,
+                                     const std::vector<ir::Var>& ax);
 /// Broadcast shape of two shapes; user error naming `what` when incompatible.
 Shape broadcastShape(const Shape& a, const Shape& b, const std::string& what);
 
@@ -114,8 +118,9 @@ struct LayerNormResult {
   std::optional<Tensor> mean, invStdDev;
 };
 /// scale (and bias, when given) broadcast to the normalized dimensions.
-LayerNormResult layerNorm(const Tensor& x, int axis, const Tensor& scale, const std::optional<Tensor>& bias,
-                          double eps, bool stats, const std::string& name = "layer_norm");
+LayerNormResult layerNorm(const Tensor& x, int axis, const Tensor& scale,
+                          const std::optional<Tensor>& bias, double eps, bool stats,
+                          const std::string& name = "layer_norm");
 /// Layer norm over the last dimension with gamma/beta of that size.
 Tensor layerNorm(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps,
                  const std::string& name = "layer_norm");

@@ -8,8 +8,12 @@ namespace wm::ir {
 
 enum class DType : uint8_t { F32, F16, I32, I64, Bool };
 
-inline bool isFloat(DType t) { return t == DType::F32 || t == DType::F16; }
-inline bool isInt(DType t) { return t == DType::I32 || t == DType::I64; }
+inline bool isFloat(DType t) {
+  return t == DType::F32 || t == DType::F16;
+}
+inline bool isInt(DType t) {
+  return t == DType::I32 || t == DType::I64;
+}
 inline int bitsOf(DType t) {
   switch (t) {
   case DType::F32: return 32;

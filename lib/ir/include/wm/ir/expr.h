@@ -233,8 +233,12 @@ struct BufferLoadNode : ExprNode {
       : ExprNode(kKind, b->dtype), buffer(std::move(b)), indices(std::move(idx)) {}
 };
 
-inline ExprKind Expr::kind() const { return node_->kind; }
-inline DType Expr::dtype() const { return node_->dtype; }
+inline ExprKind Expr::kind() const {
+  return node_->kind;
+}
+inline DType Expr::dtype() const {
+  return node_->dtype;
+}
 template <typename T> const T* Expr::as() const {
   return node_ && node_->kind == T::kKind ? static_cast<const T*>(node_.get()) : nullptr;
 }
@@ -264,21 +268,45 @@ Expr call(MathFunc f, std::vector<Expr> args);
 Expr read(const Tensor& t, std::vector<Expr> indices);
 Expr load(const Buffer& b, std::vector<Expr> indices);
 
-inline Expr min(Expr a, Expr b) { return binary(BinaryOp::Min, std::move(a), std::move(b)); }
-inline Expr max(Expr a, Expr b) { return binary(BinaryOp::Max, std::move(a), std::move(b)); }
-inline Expr exp(Expr a) { return call(MathFunc::Exp, {std::move(a)}); }
-inline Expr log(Expr a) { return call(MathFunc::Log, {std::move(a)}); }
-inline Expr sqrt(Expr a) { return call(MathFunc::Sqrt, {std::move(a)}); }
-inline Expr rsqrt(Expr a) { return call(MathFunc::Rsqrt, {std::move(a)}); }
-inline Expr tanh(Expr a) { return call(MathFunc::Tanh, {std::move(a)}); }
-inline Expr erf(Expr a) { return call(MathFunc::Erf, {std::move(a)}); }
-inline Expr sigmoid(Expr a) { return call(MathFunc::Sigmoid, {std::move(a)}); }
-inline Expr abs(Expr a) { return call(MathFunc::Abs, {std::move(a)}); }
-inline Expr pow(Expr a, Expr b) { return call(MathFunc::Pow, {std::move(a), std::move(b)}); }
+inline Expr min(Expr a, Expr b) {
+  return binary(BinaryOp::Min, std::move(a), std::move(b));
+}
+inline Expr max(Expr a, Expr b) {
+  return binary(BinaryOp::Max, std::move(a), std::move(b));
+}
+inline Expr exp(Expr a) {
+  return call(MathFunc::Exp, {std::move(a)});
+}
+inline Expr log(Expr a) {
+  return call(MathFunc::Log, {std::move(a)});
+}
+inline Expr sqrt(Expr a) {
+  return call(MathFunc::Sqrt, {std::move(a)});
+}
+inline Expr rsqrt(Expr a) {
+  return call(MathFunc::Rsqrt, {std::move(a)});
+}
+inline Expr tanh(Expr a) {
+  return call(MathFunc::Tanh, {std::move(a)});
+}
+inline Expr erf(Expr a) {
+  return call(MathFunc::Erf, {std::move(a)});
+}
+inline Expr sigmoid(Expr a) {
+  return call(MathFunc::Sigmoid, {std::move(a)});
+}
+inline Expr abs(Expr a) {
+  return call(MathFunc::Abs, {std::move(a)});
+}
+inline Expr pow(Expr a, Expr b) {
+  return call(MathFunc::Pow, {std::move(a), std::move(b)});
+}
 
 // Operators: an arithmetic constant on either side takes the other operand's type.
 #define WM_DEFINE_BINARY_OPERATOR(sym, OP)                                                         \
-  inline Expr operator sym(Expr a, Expr b) { return binary(OP, std::move(a), std::move(b)); }      \
+  inline Expr operator sym(Expr a, Expr b) {                                                       \
+    return binary(OP, std::move(a), std::move(b));                                                 \
+  }                                                                                                \
   inline Expr operator sym(Expr a, double c) {                                                     \
     Expr k = constLike(a, c);                                                                      \
     return binary(OP, std::move(a), std::move(k));                                                 \
@@ -295,7 +323,9 @@ WM_DEFINE_BINARY_OPERATOR(%, BinaryOp::Mod)
 #undef WM_DEFINE_BINARY_OPERATOR
 
 #define WM_DEFINE_COMPARE_OPERATOR(sym, OP)                                                        \
-  inline Expr operator sym(Expr a, Expr b) { return compare(OP, std::move(a), std::move(b)); }     \
+  inline Expr operator sym(Expr a, Expr b) {                                                       \
+    return compare(OP, std::move(a), std::move(b));                                                \
+  }                                                                                                \
   inline Expr operator sym(Expr a, double c) {                                                     \
     Expr k = constLike(a, c);                                                                      \
     return compare(OP, std::move(a), std::move(k));                                                \
@@ -314,8 +344,12 @@ inline Expr operator&&(Expr a, Expr b) {
 inline Expr operator||(Expr a, Expr b) {
   return logical(LogicalOp::Or, std::move(a), std::move(b));
 }
-inline Expr operator!(Expr a) { return logicalNot(std::move(a)); }
-inline Expr operator-(Expr a) { return constLike(a, 0) - std::move(a); }
+inline Expr operator!(Expr a) {
+  return logicalNot(std::move(a));
+}
+inline Expr operator-(Expr a) {
+  return constLike(a, 0) - std::move(a);
+}
 
 /// If e is an integer constant, stores it in *v and returns true.
 bool isConstInt(const Expr& e, int64_t* v = nullptr);

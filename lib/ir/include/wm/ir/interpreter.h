@@ -38,7 +38,6 @@ private:
   std::vector<double> data_;
 };
 
-
 /// One random array per placeholder (in dag.placeholders() order), drawn from each
 /// placeholder's input range with an Rng seeded by `seed`.
 std::vector<NDArray> randomInputs(const ComputeDAG& dag, uint64_t seed);

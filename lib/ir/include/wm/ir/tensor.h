@@ -71,8 +71,8 @@ using ReduceFn =
 Tensor compute(std::string name, std::string tag, Shape shape, const ComputeFn& f,
                std::vector<std::string> axisNames = {});
 /// A reduction over axes of the given extents.
-Tensor reduce(std::string name, std::string tag, Shape shape, ReduceKind kind,
-              Shape reduceExtents, const ReduceFn& f, std::vector<std::string> axisNames = {},
+Tensor reduce(std::string name, std::string tag, Shape shape, ReduceKind kind, Shape reduceExtents,
+              const ReduceFn& f, std::vector<std::string> axisNames = {},
               std::vector<std::string> reduceNames = {});
 
 /// A compute op like `op` (same axes, reduction and type) with another body and name; used by

@@ -106,7 +106,9 @@ struct AttrNode : StmtNode {
       : StmtNode(kKind), key(std::move(k)), value(v), body(std::move(b)) {}
 };
 
-inline StmtKind Stmt::kind() const { return node_->kind; }
+inline StmtKind Stmt::kind() const {
+  return node_->kind;
+}
 template <typename T> const T* Stmt::as() const {
   return node_ && node_->kind == T::kKind ? static_cast<const T*>(node_.get()) : nullptr;
 }

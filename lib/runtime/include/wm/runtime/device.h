@@ -43,7 +43,9 @@ public:
   DeviceBuffer() = default;
   DeviceBuffer(Device& d, int64_t bytes) : dev_(&d), bytes_(bytes), ptr_(d.alloc(bytes)) {}
   ~DeviceBuffer() { reset(); }
-  DeviceBuffer(DeviceBuffer&& o) noexcept : dev_(o.dev_), bytes_(o.bytes_), ptr_(o.ptr_) { o.ptr_ = nullptr; }
+  DeviceBuffer(DeviceBuffer&& o) noexcept : dev_(o.dev_), bytes_(o.bytes_), ptr_(o.ptr_) {
+    o.ptr_ = nullptr;
+  }
   DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
     if (this != &o) {
       reset();

@@ -17,8 +17,8 @@
 namespace wm::runtime {
 
 struct ExecutorStats {
-  int kernels = 0;        ///< distinct compiled kernels (one per task)
-  int tunedKernels = 0;   ///< of which from a tuning log
+  int kernels = 0;            ///< distinct compiled kernels (one per task)
+  int tunedKernels = 0;       ///< of which from a tuning log
   int64_t bufferBytes = 0;    ///< planned intermediate memory
   int64_t unplannedBytes = 0; ///< what one buffer per value would take
   double compileSeconds = 0;

@@ -42,25 +42,25 @@ bool parseMeasureError(const std::string& s, MeasureError* out);
 /// How candidates are checked and timed. Defaults live here and nowhere else; the rows of
 /// measureOptionTable() give keys, flags and help.
 struct MeasureOptions {
-  int warmup = 1;              ///< untimed runs after the checked first run
-  int minRepeat = 3;           ///< at least this many timed runs
-  double minRepeatMs = 100;    ///< and at least this much time in timed runs
-  int maxRepeat = 1000;        ///< at most this many
-  bool flushCache = false;     ///< overwrite a large buffer before each timed run
+  int warmup = 1;           ///< untimed runs after the checked first run
+  int minRepeat = 3;        ///< at least this many timed runs
+  double minRepeatMs = 100; ///< and at least this much time in timed runs
+  int maxRepeat = 1000;     ///< at most this many
+  bool flushCache = false;  ///< overwrite a large buffer before each timed run
   double buildTimeoutS = 15;
   double runTimeoutS = 10;
-  double tolerance = 1e-3;     ///< max relative error against the reference
+  double tolerance = 1e-3; ///< max relative error against the reference
   /// A candidate whose checked first run takes longer than this is timed by that run alone
   /// (no warm-up or repeats): slow candidates cost one run, not a run timeout.
   double slowRunS = 0.5;
-  uint64_t inputSeed = 0;      ///< random inputs
+  uint64_t inputSeed = 0; ///< random inputs
 };
 const OptionTable<MeasureOptions>& measureOptionTable();
 
 struct MeasureInput {
-  std::string workload;             ///< workload spec (the worker resolves it)
-  std::vector<sched::Step> steps;   ///< the schedule
-  std::string inject;               ///< test hook: crash, hang, wrong, build_hang
+  std::string workload;           ///< workload spec (the worker resolves it)
+  std::vector<sched::Step> steps; ///< the schedule
+  std::string inject;             ///< test hook: crash, hang, wrong, build_hang
 };
 
 struct MeasureResult {
@@ -83,7 +83,8 @@ public:
 
 /// Measures on `target` in one worker process at a time (the machine's cores are the
 /// kernel's). workerExe: the wmtune binary; empty: this process's executable.
-std::unique_ptr<Measurer> makeWorkerMeasurer(const MeasureOptions& opts, const target::Target& target,
+std::unique_ptr<Measurer> makeWorkerMeasurer(const MeasureOptions& opts,
+                                             const target::Target& target,
                                              const std::string& workerExe = "");
 
 /// Costs that are a fixed function of the workload and the schedule (a stable hash, about 1-2

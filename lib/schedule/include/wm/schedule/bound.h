@@ -30,9 +30,9 @@ struct RootValues {
 RootValues rootValues(const StageNode& st, const std::vector<ir::Var>& vars);
 
 struct StageRegion {
-  std::vector<ir::Expr> base;   ///< per output dimension; 0 for root stages
-  std::vector<int64_t> extent;  ///< per output dimension
-  bool full = true;             ///< the region is the whole tensor
+  std::vector<ir::Expr> base;  ///< per output dimension; 0 for root stages
+  std::vector<int64_t> extent; ///< per output dimension
+  bool full = true;            ///< the region is the whole tensor
 };
 
 struct Bounds {

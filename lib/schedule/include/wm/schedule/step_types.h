@@ -2,13 +2,8 @@
 // two-to-four-letter record tag (Ansor's); the Step variant, the tag table, printing, JSON and
 // application (steps.h) are all generated from or checked against that list.
 //
-// How to add a step:
-//  1. Add X(Name, "TAG") to WM_STEP_KINDS and a `struct NameStep` with its fields and an
-//     operator== below.
-//  2. Implement its apply (steps.cpp: `applyName`), printing and JSON (fields in order).
-//  3. Teach lowering if it changes what lowering reads (stage fields, DAG rewrites).
-//  4. Add it to the round-trip test (test/schedule/test_steps.cpp) and the random schedule
-//     generator (test/support/random_schedule.cpp), and give it an illegal-use test.
+// How to add a step: docs/contributing.md ("A transform step") — the kind list here, apply,
+// print and JSON in steps.cpp, lowering, tests, and the world model's feature layout.
 #pragma once
 
 #include <wm/ir/expr.h>
@@ -147,7 +142,9 @@ struct RfactorStep {
 };
 
 #define WM_X(n, t)                                                                                 \
-  inline bool operator==(const n##Step& a, const n##Step& b) { return a.key() == b.key(); }
+  inline bool operator==(const n##Step& a, const n##Step& b) {                                     \
+    return a.key() == b.key();                                                                     \
+  }
 WM_STEP_KINDS(WM_X)
 #undef WM_X
 

@@ -5,6 +5,8 @@
 //
 // The rules are small classes in one ordered list per target (cpuSketchRules / gpuSketchRules
 // in sketch.cpp); the order matters (see the comments there).
+//
+// How to add a sketch rule: docs/contributing.md ("A sketch rule").
 #pragma once
 
 #include <wm/schedule/state.h>

@@ -15,7 +15,8 @@ struct SearchTask {
   std::string key; ///< the workload key (dag.workloadKey())
   target::Target target;
   double weight = 1;
-  SearchTask(ir::ComputeDAG d, target::Target t) : dag(std::move(d)), key(dag.workloadKey()), target(std::move(t)) {}
+  SearchTask(ir::ComputeDAG d, target::Target t)
+      : dag(std::move(d)), key(dag.workloadKey()), target(std::move(t)) {}
   bool gpu() const { return target.isGpu(); }
 };
 

@@ -16,7 +16,7 @@ namespace wm::search {
 struct TaskScheduleState {
   double weight = 1;
   int64_t flops = 0;
-  double best = 0;                 ///< seconds; 0 if nothing valid yet
+  double best = 0; ///< seconds; 0 if nothing valid yet
   int trials = 0;
   std::vector<double> bestHistory; ///< best latency after each of the task's rounds
   bool exhausted = false;          ///< its search space has nothing left to propose

@@ -31,14 +31,15 @@ struct TaskSource {
 };
 /// The tasks of the sources on the target; sources with the same workload key are one task
 /// whose weight is the sum of theirs. First-appearance order.
-std::vector<TuneTask> makeTuneTasks(const std::vector<TaskSource>& sources, const target::Target& target);
+std::vector<TuneTask> makeTuneTasks(const std::vector<TaskSource>& sources,
+                                    const target::Target& target);
 
 struct TuneOptions {
-  int trials = 64;       ///< total measurements over all tasks, records already in the log included
-  int perRound = 64;     ///< per round, capped by trials / tasks
+  int trials = 64;   ///< total measurements over all tasks, records already in the log included
+  int perRound = 64; ///< per round, capped by trials / tasks
   std::string strategy = "gradient"; ///< or "round-robin"
-  double alpha = 0.2;    ///< weight of the backward gradient
-  double beta = 2.0;     ///< forward gradient bound factor
+  double alpha = 0.2;                ///< weight of the backward gradient
+  double beta = 2.0;                 ///< forward gradient bound factor
   int backwardWindow = 3;
   uint64_t seed = 0;
   EvolutionOptions evolution;

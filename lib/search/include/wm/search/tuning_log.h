@@ -22,8 +22,8 @@ namespace wm::search {
 
 struct TuningRecord {
   int version = 1;
-  std::string task;     ///< workload key
-  std::string workload; ///< canonical spec
+  std::string task;            ///< workload key
+  std::string workload;        ///< canonical spec
   std::string target = "llvm"; ///< Target::key() of the machine it was measured on
   std::vector<sched::Step> steps;
   std::vector<double> costs; ///< seconds; empty on error
@@ -67,7 +67,8 @@ private:
 /// The best (lowest median) valid record of each task measured on target t; records of other
 /// targets are never best (they are counted in *otherTargets when given).
 std::map<std::string, const TuningRecord*> bestRecords(const std::vector<TuningRecord>& records,
-                                                       const target::Target& t, int* otherTargets = nullptr);
+                                                       const target::Target& t,
+                                                       int* otherTargets = nullptr);
 
 /// The records of tuning logs grouped by task, with each task's DAG (`resolve` maps a workload
 /// spec to its DAG); a task whose workload cannot be resolved (a model file that moved) is
@@ -78,7 +79,8 @@ struct LoggedTask {
   std::vector<TuningRecord> records;
 };
 using WorkloadResolver = std::function<ir::ComputeDAG(const std::string& spec)>;
-std::vector<LoggedTask> readLoggedTasks(const std::vector<std::string>& paths, const WorkloadResolver& resolve);
+std::vector<LoggedTask> readLoggedTasks(const std::vector<std::string>& paths,
+                                        const WorkloadResolver& resolve);
 /// As cost-model training records (failed measurements have cost 0); DAGs point into `tasks`.
 std::vector<costmodel::MeasuredRecord> measuredRecords(const std::vector<LoggedTask>& tasks);
 

@@ -59,8 +59,7 @@ private:
 // (a while, not an if/else, so that an unbraced `if (...) WM_CHECK(...)` has no dangling else;
 // the body throws, so it never loops)
 #define WM_CHECK(cond)                                                                             \
-  while (!(cond))                                                                                  \
-  ::wm::detail::CheckFailure(__FILE__, __LINE__, #cond)
+  while (!(cond)) ::wm::detail::CheckFailure(__FILE__, __LINE__, #cond)
 
 /// User error: `WM_USER_ERROR() << "workload '" << spec << "': unknown op";`
 #define WM_USER_ERROR() ::wm::UserErrorBuilder()

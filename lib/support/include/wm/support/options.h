@@ -34,12 +34,14 @@ template <typename S> struct Option {
   std::vector<std::string> choices; ///< strings: accepted values (empty: any)
 
   template <typename M>
-  Option(std::string k, std::string f, std::string h, M S::*m) : key(std::move(k)), flag(std::move(f)), help(std::move(h)), member(m) {}
+  Option(std::string k, std::string f, std::string h, M S::*m)
+      : key(std::move(k)), flag(std::move(f)), help(std::move(h)), member(m) {}
   template <typename M>
   Option(std::string k, std::string f, std::string h, M S::*m, double min, double max)
       : key(std::move(k)), flag(std::move(f)), help(std::move(h)), member(m), lo(min), hi(max) {}
   Option(std::string k, std::string f, std::string h, std::string S::*m, std::vector<std::string> c)
-      : key(std::move(k)), flag(std::move(f)), help(std::move(h)), member(m), choices(std::move(c)) {}
+      : key(std::move(k)), flag(std::move(f)), help(std::move(h)), member(m),
+        choices(std::move(c)) {}
 };
 
 template <typename S> using OptionTable = std::vector<Option<S>>;
@@ -62,25 +64,32 @@ template <typename S> std::string optionValueString(const S& s, const Option<S>&
   std::visit(
       [&](auto m) {
         using T = std::decay_t<decltype(s.*m)>;
-        if constexpr (std::is_same_v<T, bool>) os << (s.*m ? "true" : "false");
-        else os << s.*m;
+        if constexpr (std::is_same_v<T, bool>)
+          os << (s.*m ? "true" : "false");
+        else
+          os << s.*m;
       },
       o.member);
   return os.str();
 }
 
 /// Checks a value against the option's range or choices; UserError naming `where` otherwise.
-template <typename S> void checkOptionValue(const Option<S>& o, double v, const std::string& where) {
+template <typename S>
+void checkOptionValue(const Option<S>& o, double v, const std::string& where) {
   if (!(v >= o.lo && v <= o.hi)) {
     std::ostringstream os;
     os << where << ": " << v << " is out of range";
-    if (std::isfinite(o.lo) && std::isfinite(o.hi)) os << " [" << o.lo << ", " << o.hi << "]";
-    else if (std::isfinite(o.lo)) os << " (at least " << o.lo << ")";
-    else if (std::isfinite(o.hi)) os << " (at most " << o.hi << ")";
+    if (std::isfinite(o.lo) && std::isfinite(o.hi))
+      os << " [" << o.lo << ", " << o.hi << "]";
+    else if (std::isfinite(o.lo))
+      os << " (at least " << o.lo << ")";
+    else if (std::isfinite(o.hi))
+      os << " (at most " << o.hi << ")";
     throw UserError(os.str());
   }
 }
-template <typename S> void checkOptionChoice(const Option<S>& o, const std::string& v, const std::string& where) {
+template <typename S>
+void checkOptionChoice(const Option<S>& o, const std::string& v, const std::string& where) {
   if (o.choices.empty()) return;
   for (auto& c : o.choices)
     if (c == v) return;
@@ -89,15 +98,19 @@ template <typename S> void checkOptionChoice(const Option<S>& o, const std::stri
 
 /// Sets the option from text (a YAML scalar, a flag value); UserError naming `where` when the
 /// text is not a value of the option's type or fails its check.
-template <typename S> void setOptionFromString(S& s, const Option<S>& o, const std::string& text,
-                                               const std::string& where) {
+template <typename S>
+void setOptionFromString(S& s, const Option<S>& o, const std::string& text,
+                         const std::string& where) {
   std::visit(
       [&](auto m) {
         using T = std::decay_t<decltype(s.*m)>;
         if constexpr (std::is_same_v<T, bool>) {
-          if (text == "true" || text == "1") s.*m = true;
-          else if (text == "false" || text == "0") s.*m = false;
-          else throw UserError(where + ": '" + text + "' is not true or false");
+          if (text == "true" || text == "1")
+            s.*m = true;
+          else if (text == "false" || text == "0")
+            s.*m = false;
+          else
+            throw UserError(where + ": '" + text + "' is not true or false");
         } else if constexpr (std::is_same_v<T, std::string>) {
           checkOptionChoice(o, text, where);
           s.*m = text;
@@ -135,8 +148,9 @@ template <typename S> std::string optionsMarkdown(const S& s, const OptionTable<
   os << "| key | flag | type | default | help |\n| --- | --- | --- | --- | --- |\n";
   for (auto& o : t) {
     std::string def = optionValueString(s, o);
-    os << "| `" << o.key << "` | " << (o.flag.empty() ? std::string("—") : "`" + o.flag + "`") << " | "
-       << optionTypeName(o) << " | " << (def.empty() ? std::string("\"\"") : "`" + def + "`") << " | " << o.help;
+    os << "| `" << o.key << "` | " << (o.flag.empty() ? std::string("—") : "`" + o.flag + "`")
+       << " | " << optionTypeName(o) << " | "
+       << (def.empty() ? std::string("\"\"") : "`" + def + "`") << " | " << o.help;
     if (!o.choices.empty()) os << " (" << join(o.choices, ", ") << ")";
     os << " |\n";
   }

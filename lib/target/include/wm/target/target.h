@@ -40,13 +40,13 @@ struct CpuDescription {
 struct Target {
   Kind kind = Kind::Llvm;
   std::string triple, cpu, features;
-  std::string mattr;       ///< features the user asked for (part of the key); empty: the CPU's own
-  int cores = 1;           ///< threads of parallel loops
+  std::string mattr; ///< features the user asked for (part of the key); empty: the CPU's own
+  int cores = 1;     ///< threads of parallel loops
   int vectorBytes = 64;
   int cacheLineBytes = 64;
   int64_t l1Bytes = 32 << 10, l2Bytes = 1 << 20, l3Bytes = 32 << 20;
-  double ghz = 3.0;        ///< nominal clock (never the instantaneous reading: it drifts)
-  GpuLimits gpu;           ///< meaningful when kind is Cuda
+  double ghz = 3.0; ///< nominal clock (never the instantaneous reading: it drifts)
+  GpuLimits gpu;    ///< meaningful when kind is Cuda
 
   bool isGpu() const { return kind == Kind::Cuda; }
   /// The identity stored in tuning-log records: "llvm -mcpu=znver4 -num-cores=2" (with
