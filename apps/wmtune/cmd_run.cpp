@@ -7,8 +7,10 @@
 
 #include <wm/codegen/codegen.h>
 #include <wm/frontend/model.h>
+#include <wm/rt/parallel.h>
 #include <wm/runtime/graph_executor.h>
 #include <wm/runtime/npy.h>
+#include <wm/runtime/timing.h>
 #include <wm/search/tuning_log.h>
 #include <wm/support/error.h>
 #include <wm/support/rng.h>
@@ -38,8 +40,13 @@ struct RunCli {
   std::vector<std::string> inputs, outputs;
   bool check = false, bench = false;
   target::TargetOptions target;
-  int repeat = 20;
-  double tolerance = 1e-3, minSeconds = 1.0;
+  runtime::MeasureOptions timing = [] {
+    runtime::MeasureOptions t;
+    t.repeat = 10;
+    t.minRepeatMs = 50;
+    return t;
+  }();
+  double tolerance = 1e-3;
   uint64_t seed = 0;
 };
 
@@ -127,21 +134,6 @@ void writeOutputs(const RunCli& o, const frontend::Program& p,
   }
 }
 
-template <typename F> double medianSeconds(F&& f, int repeat, double minSeconds) {
-  f(); // warm-up
-  std::vector<double> t;
-  double total = 0;
-  while (static_cast<int>(t.size()) < repeat || (total < minSeconds && t.size() < 1000)) {
-    auto s = std::chrono::steady_clock::now();
-    f();
-    double d = std::chrono::duration<double>(std::chrono::steady_clock::now() - s).count();
-    t.push_back(d);
-    total += d;
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
-
 std::string ms(double s) {
   std::ostringstream os;
   os << std::fixed << std::setprecision(3) << s * 1e3;
@@ -166,11 +158,8 @@ Command addRunCommand(CLI::App& app) {
   sub->add_flag("--bench", o->bench,
                 "Time the model and the libtorch reference executor (float32), same threads");
   addOptionFlags(*sub, o->target, target::targetOptionTable());
-  sub->add_option("--repeat", o->repeat, "Timed runs at least (--bench)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  sub->add_option("--min-seconds", o->minSeconds, "Timed seconds at least (--bench)")
-      ->capture_default_str();
+  addOptionFlags(*sub, o->timing, runtime::measureOptionTable(),
+                 {"repeat", "min_repeat_ms", "max_spread", "retries", "pin_threads"});
   sub->add_option("--tolerance", o->tolerance,
                   "Largest relative error --check accepts: |a-b| / max(1, |b|)")
       ->capture_default_str();
@@ -229,13 +218,21 @@ Command addRunCommand(CLI::App& app) {
         }
       }
       if (o->bench) {
-        double ours = medianSeconds([&] { exec.runKernels(); }, o->repeat, o->minSeconds);
+        if (o->timing.pinThreads) rt::setPinning(true);
+        auto ours = runtime::timeCalls([&] { exec.runKernels(); }, o->timing);
+        auto kernels = exec.profileKernels(o->timing);
+        double sum = 0;
+        for (double k : kernels) sum += k;
         runtime::TorchReference ref(graph, /*useDouble=*/false, threads);
         ref.run(inputs);
-        double theirs = medianSeconds([&] { ref.rerun(); }, o->repeat, o->minSeconds);
-        std::cout << "bench (" << threads << " threads, median): wmtune " << ms(ours)
-                  << " ms, libtorch reference " << ms(theirs) << " ms, ratio "
-                  << std::setprecision(2) << theirs / ours << "x\n";
+        auto theirs = runtime::timeCalls([&] { ref.rerun(); }, o->timing);
+        std::cout << "bench (" << threads << " threads, median of " << ours.samples.size()
+                  << " samples): wmtune " << ms(ours.median) << " ms (IQR " << ms(ours.iqr)
+                  << "), libtorch reference " << ms(theirs.median) << " ms, ratio "
+                  << std::setprecision(2) << theirs.median / ours.median << "x\n"
+                  << "kernels: " << kernels.size() << " kernels timed alone sum to " << ms(sum)
+                  << " ms; the whole model takes " << std::setprecision(3) << ours.median / sum
+                  << "x that\n";
       }
 #else
       WM_USER_ERROR()

@@ -5,6 +5,7 @@
 #include <wm/rt/parallel.h>
 #include <wm/runtime/buffer.h>
 #include <wm/runtime/graph_executor.h>
+#include <wm/runtime/timing.h>
 #include <wm/schedule/default_schedule.h>
 #include <wm/schedule/steps.h>
 #include <wm/support/error.h>
@@ -156,6 +157,17 @@ void GraphExecutor::runKernels() {
   rt::setNumThreads(impl_->threads);
   for (size_t g = 0; g < impl_->plan.groups.size(); ++g)
     impl_->kernels[impl_->plan.groups[g].task]->call(impl_->args[g].data());
+}
+
+std::vector<double> GraphExecutor::profileKernels(const MeasureOptions& timing) {
+  rt::setNumThreads(impl_->threads);
+  std::vector<double> out;
+  for (size_t g = 0; g < impl_->plan.groups.size(); ++g) {
+    auto& k = *impl_->kernels[impl_->plan.groups[g].task];
+    void** args = impl_->args[g].data();
+    out.push_back(timeCalls([&] { k.call(args); }, timing).median);
+  }
+  return out;
 }
 
 std::vector<ir::NDArray> GraphExecutor::run(const std::vector<ir::NDArray>& inputs) {

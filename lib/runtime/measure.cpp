@@ -47,12 +47,17 @@ bool parseMeasureError(const std::string& s, MeasureError* out) {
 const OptionTable<MeasureOptions>& measureOptionTable() {
   using M = MeasureOptions;
   static const OptionTable<M> t = {
-      {"warmup", "--warmup", "Untimed runs before timing", &M::warmup, 0, 1e6},
-      {"min_repeat", "--repeat", "Minimum number of timed runs", &M::minRepeat, 1, 1e9},
-      {"min_repeat_ms", "--min-ms", "Minimum total time of the timed runs (ms)", &M::minRepeatMs, 0,
-       1e9},
-      {"max_repeat", "--max-repeat", "Maximum number of timed runs", &M::maxRepeat, 1, 1e9},
-      {"flush_cache", "--flush", "Flush the caches before each timed run", &M::flushCache},
+      {"warmup", "--warmup", "Untimed runs before timing (then batches until two agree)",
+       &M::warmup, 0, 1e6},
+      {"repeat", "--repeat", "Samples; each times `number` calls", &M::repeat, 1, 1e6},
+      {"min_repeat_ms", "--min-ms", "Milliseconds a sample lasts at least (sets `number`)",
+       &M::minRepeatMs, 0, 1e9},
+      {"max_spread", "--max-spread", "IQR / median above which the samples are taken again",
+       &M::maxSpread, 0, 1e9},
+      {"retries", "--retries", "How often a spread timing is taken again", &M::retries, 0, 100},
+      {"flush_cache", "--flush", "Flush the caches before each sample (one call per sample)",
+       &M::flushCache},
+      {"pin_threads", "--pin", "Pin kernel threads to cores", &M::pinThreads},
       {"build_timeout_s", "--build-timeout", "Seconds a build may take", &M::buildTimeoutS, 0.001,
        1e6},
       {"run_timeout_s", "--run-timeout", "Seconds a run may take", &M::runTimeoutS, 0.001, 1e6},
@@ -107,7 +112,9 @@ std::string encodeReply(int64_t id, const MeasureResult& r) {
                       {"stage", "done"},
                       {"error", measureErrorName(r.error)},
                       {"message", r.message},
-                      {"max_error", std::isfinite(r.maxError) ? r.maxError : 1e300}};
+                      {"max_error", std::isfinite(r.maxError) ? r.maxError : 1e300},
+                      {"iqr", r.iqr},
+                      {"number", r.number}};
   if (!r.costs.empty()) j["costs"] = r.costs;
   return j.dump();
 }
@@ -300,6 +307,8 @@ private:
       res.maxError = msg.value("max_error", 0.0);
       if (msg.contains("costs")) res.costs = msg["costs"].get<std::vector<double>>();
       res.median = medianOf(res.costs);
+      res.iqr = msg.value("iqr", 0.0);
+      res.number = msg.value("number", 1);
       return res;
     }
   }

@@ -5,6 +5,7 @@
 #include <wm/rt/parallel.h>
 #include <wm/runtime/buffer.h>
 #include <wm/runtime/program.h>
+#include <wm/runtime/timing.h>
 #include <wm/schedule/steps.h>
 #include <wm/support/error.h>
 
@@ -46,6 +47,7 @@ public:
     std::memcpy(dst, src, static_cast<size_t>(bytes));
   }
   void synchronize() override {}
+  void pinThreads() override { rt::setPinning(true); }
   void flushCache() override {
     if (flush_.empty()) flush_.assign(64 << 20, 0);
     for (size_t i = 0; i < flush_.size(); i += 64) flush_[i] = static_cast<char>(flush_[i] + 1);
@@ -153,6 +155,7 @@ MeasureResult ProgramRunner::run(const TaskData& task, BuiltProgram& program,
                                  const MeasureOptions& opts, const std::string& inject) {
   MeasureResult res;
   res.buildSeconds = program.buildSeconds;
+  if (opts.pinThreads) device_.pinThreads();
   auto outs = outputsFor(device_, program.func);
   auto args = argsOf(task.inputs, outs);
   if (inject == "crash") std::raise(SIGSEGV);
@@ -180,20 +183,16 @@ MeasureResult ProgramRunner::run(const TaskData& task, BuiltProgram& program,
     res.median = firstRun;
     return res;
   }
-  for (int i = 0; i < opts.warmup; ++i) program.kernel->launch(args.data());
-  device_.synchronize();
-  double total = 0;
-  while (static_cast<int>(res.costs.size()) < opts.maxRepeat &&
-         (static_cast<int>(res.costs.size()) < opts.minRepeat || total * 1e3 < opts.minRepeatMs)) {
-    if (opts.flushCache) device_.flushCache();
-    auto s = Clock::now();
-    program.kernel->launch(args.data());
-    device_.synchronize();
-    double dt = since(s);
-    res.costs.push_back(dt);
-    total += dt;
-  }
-  res.median = medianOf(res.costs);
+  Timing t = timeCalls(
+      [&] {
+        program.kernel->launch(args.data());
+        device_.synchronize();
+      },
+      opts, firstRun, [&] { device_.flushCache(); });
+  res.costs = std::move(t.samples);
+  res.median = t.median;
+  res.iqr = t.iqr;
+  res.number = t.number;
   return res;
 }
 

@@ -22,7 +22,7 @@ double seconds(Clock::time_point a) {
 }
 
 struct TaskState {
-  std::unordered_set<std::string> measured;
+  std::unordered_set<std::string> measured, remeasured;
   std::vector<std::pair<double, std::vector<sched::Step>>> good; // (cost, steps)
   std::vector<double> bestHistory;                               // best latency after each round
   int trials = 0, errors = 0;
@@ -31,6 +31,27 @@ struct TaskState {
     double b = 0;
     for (auto& g : good) b = b == 0 ? g.first : std::min(b, g.first);
     return b;
+  }
+  /// What is reported: the best re-measured figure when there is one (bestRecords' rule).
+  double reportedBest() const {
+    double b = 0;
+    for (auto& g : good)
+      if (remeasured.count(sched::stepsToJson(g.second)))
+        b = b == 0 ? g.first : std::min(b, g.first);
+    return b > 0 ? b : best();
+  }
+  /// A re-measurement: the state's figure is replaced (removed when it failed).
+  void remeasured_(const TuningRecord& r) {
+    std::string key = r.stepsKey();
+    remeasured.insert(key);
+    for (size_t i = 0; i < good.size(); ++i)
+      if (sched::stepsToJson(good[i].second) == key) {
+        if (r.ok())
+          good[i].first = r.median();
+        else
+          good.erase(good.begin() + static_cast<long>(i));
+        return;
+      }
   }
 };
 
@@ -49,6 +70,9 @@ const OptionTable<TuneOptions>& tuneOptionTable() {
       {"backward_window", "--backward-window", "Task scheduler: rounds of the backward gradient",
        &T::backwardWindow, 1, 1e6},
       {"seed", "--seed", "Seed of every random choice", &T::seed},
+      {"remeasure_top", "--remeasure-top",
+       "Each task's best this-many are measured again before one is reported as best",
+       &T::remeasureTop, 0, 1000},
   };
   return t;
 }
@@ -88,6 +112,10 @@ TuneSummary tune(std::vector<TuneTask>& tasks, const TuneOptions& opts, runtime:
     auto it = byKey.find(r.task);
     if (it == byKey.end() || !target::sameTarget(r.target, tasks[it->second].task.target)) continue;
     auto& t = st[it->second];
+    if (r.remeasure) {
+      t.remeasured_(r);
+      continue;
+    }
     if (!t.measured.insert(r.stepsKey()).second) continue;
     ++t.trials;
     ++total;
@@ -116,8 +144,36 @@ TuneSummary tune(std::vector<TuneTask>& tasks, const TuneOptions& opts, runtime:
   auto fill = [&] {
     sum.tasks.clear();
     for (int i = 0; i < nt; ++i)
-      sum.tasks.push_back({tasks[i].task.key, tasks[i].workload, tasks[i].task.weight, st[i].best(),
-                           tasks[i].task.dag.flops(), st[i].trials, st[i].errors});
+      sum.tasks.push_back({tasks[i].task.key, tasks[i].workload, tasks[i].task.weight,
+                           st[i].reportedBest(), tasks[i].task.dag.flops(), st[i].trials,
+                           st[i].errors});
+  };
+
+  // Measures one state of task ti and appends its record.
+  auto measureOne = [&](int ti, const std::vector<sched::Step>& steps, bool remeasure) {
+    runtime::MeasureInput in{tasks[ti].workload, steps, ""};
+    auto m0 = Clock::now();
+    auto res = measurer.measure({in})[0];
+    double took = seconds(m0);
+    sum.buildSeconds += res.buildSeconds;
+    sum.runSeconds += std::max(0.0, took - res.buildSeconds);
+    TuningRecord rec;
+    rec.task = tasks[ti].task.key;
+    rec.workload = tasks[ti].workload;
+    rec.target = tasks[ti].task.target.key();
+    rec.steps = steps;
+    bool ok = res.error == runtime::MeasureError::None;
+    rec.costs = ok ? res.costs : std::vector<double>{};
+    rec.iqr = ok ? res.iqr : 0;
+    rec.error = runtime::measureErrorName(res.error);
+    rec.buildSeconds = res.buildSeconds;
+    rec.time =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    rec.model = modelName;
+    rec.seed = opts.seed;
+    rec.remeasure = remeasure;
+    log.append(rec);
+    return rec;
   };
 
   int round = 0;
@@ -142,25 +198,7 @@ TuneSummary tune(std::vector<TuneTask>& tasks, const TuneOptions& opts, runtime:
     for (auto& c : cands) {
       if (stop && *stop) break;
       if (total >= opts.trials) break;
-      runtime::MeasureInput in{tasks[ti].workload, c.steps(), ""};
-      auto m0 = Clock::now();
-      auto res = measurer.measure({in})[0];
-      double took = seconds(m0);
-      sum.buildSeconds += res.buildSeconds;
-      sum.runSeconds += std::max(0.0, took - res.buildSeconds);
-      TuningRecord rec;
-      rec.task = tasks[ti].task.key;
-      rec.workload = tasks[ti].workload;
-      rec.target = tasks[ti].task.target.key();
-      rec.steps = c.steps();
-      rec.costs = res.error == runtime::MeasureError::None ? res.costs : std::vector<double>{};
-      rec.error = runtime::measureErrorName(res.error);
-      rec.buildSeconds = res.buildSeconds;
-      rec.time = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-                     .count();
-      rec.model = modelName;
-      rec.seed = opts.seed;
-      log.append(rec);
+      TuningRecord rec = measureOne(ti, c.steps(), false);
       t.measured.insert(rec.stepsKey());
       ++t.trials;
       ++total;
@@ -178,6 +216,23 @@ TuneSummary tune(std::vector<TuneTask>& tasks, const TuneOptions& opts, runtime:
     fill();
     sum.wallSeconds = seconds(wall0);
     if (progress) progress(sum, ti, round);
+  }
+  // Before anything is reported as best: re-measure each task's best few (until the best
+  // remeasureTop are all re-measured figures, at most twice that many re-measurements).
+  for (int ti = 0; ti < nt && opts.remeasureTop > 0; ++ti) {
+    auto& t = st[ti];
+    for (int budget = 2 * opts.remeasureTop; budget > 0 && !(stop && *stop);) {
+      std::sort(t.good.begin(), t.good.end(), [](auto& a, auto& b) { return a.first < b.first; });
+      std::vector<std::vector<sched::Step>> todo;
+      for (size_t i = 0; i < t.good.size() && static_cast<int>(i) < opts.remeasureTop; ++i)
+        if (!t.remeasured.count(sched::stepsToJson(t.good[i].second)))
+          todo.push_back(t.good[i].second);
+      if (todo.empty()) break;
+      for (auto& steps : todo) {
+        if (budget-- <= 0 || (stop && *stop)) break;
+        t.remeasured_(measureOne(ti, steps, true));
+      }
+    }
   }
   fill();
   sum.interrupted = stop && *stop;

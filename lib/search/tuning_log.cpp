@@ -33,11 +33,14 @@ std::string TuningLog::toLine(const TuningRecord& r) {
                       {"target", r.target},
                       {"steps", nlohmann::json::parse(sched::stepsToJson(r.steps))},
                       {"costs", r.costs},
+                      {"median_s", r.median()},
+                      {"iqr_s", r.iqr},
                       {"error", r.error},
                       {"build_s", r.buildSeconds},
                       {"time", r.time},
                       {"model", r.model},
                       {"seed", r.seed}};
+  if (r.remeasure) j["remeasure"] = true;
   return j.dump();
 }
 
@@ -60,6 +63,8 @@ bool TuningLog::fromLine(const std::string& line, TuningRecord* r, std::string* 
     r->time = j.value("time", 0.0);
     r->model = j.value("model", "");
     r->seed = j.value("seed", uint64_t(0));
+    r->iqr = j.value("iqr_s", 0.0);
+    r->remeasure = j.value("remeasure", false);
     return true;
   } catch (const std::exception& e) {
     *error = e.what();
@@ -129,16 +134,28 @@ void TuningLog::append(const TuningRecord& r) {
 
 std::map<std::string, const TuningRecord*> bestRecords(const std::vector<TuningRecord>& records,
                                                        const target::Target& t, int* otherTargets) {
-  std::map<std::string, const TuningRecord*> best;
+  // task -> state -> its latest figure (nullptr: the latest measurement failed)
+  std::map<std::string, std::map<std::string, const TuningRecord*>> latest;
   int other = 0;
   for (auto& r : records) {
     if (!target::sameTarget(r.target, t)) {
       ++other;
       continue;
     }
-    if (!r.ok()) continue;
-    auto it = best.find(r.task);
-    if (it == best.end() || r.median() < it->second->median()) best[r.task] = &r;
+    auto& slot = latest[r.task][r.stepsKey()];
+    if (!slot || r.remeasure) slot = r.ok() ? &r : nullptr;
+  }
+  // The best re-measured figure of each task; a task none of whose states was re-measured
+  // (logs of older versions, --remeasure-top 0) reports its best first measurement.
+  std::map<std::string, const TuningRecord*> best;
+  for (auto& [task, states] : latest) {
+    const TuningRecord *again = nullptr, *any = nullptr;
+    for (auto& [key, r] : states) {
+      if (!r) continue;
+      if (!any || r->median() < any->median()) any = r;
+      if (r->remeasure && (!again || r->median() < again->median())) again = r;
+    }
+    if (again || any) best[task] = again ? again : any;
   }
   if (otherTargets) *otherTargets = other;
   return best;

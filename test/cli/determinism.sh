@@ -25,7 +25,8 @@ for m in "${MODELS[@]}"; do
   for run in a b c; do
     /usr/bin/python3 -c 'import json,sys
 for l in open(sys.argv[1]):
-    r = json.loads(l); print(r["task"], json.dumps(r["steps"]))' "$TMP/$m-$run.jsonl" >"$TMP/$m-$run.cands"
+    r = json.loads(l)
+    if not r.get("remeasure"): print(r["task"], json.dumps(r["steps"]))' "$TMP/$m-$run.jsonl" >"$TMP/$m-$run.cands"
   done
   n=$(wc -l <"$TMP/$m-a.cands")
   if [ "$n" -eq 24 ]; then ok; else bad "$m: $n candidates, expected 24"; fi

@@ -17,9 +17,8 @@ TEST_CASE("option tables read and write their structs", "[options]") {
   CHECK(o.minRepeatMs == 12.5);
   setOptionFromString(o, *findOption(t, "flush_cache"), "true", "x");
   CHECK(o.flushCache);
-  CHECK_THROWS_WITH(
-      setOptionFromString(o, *findOption(t, "min_repeat"), "0", "bench.yaml:3: min_repeat"),
-      Catch::Contains("bench.yaml:3: min_repeat: 0 is out of range"));
+  CHECK_THROWS_WITH(setOptionFromString(o, *findOption(t, "repeat"), "0", "bench.yaml:3: repeat"),
+                    Catch::Contains("bench.yaml:3: repeat: 0 is out of range"));
   CHECK_THROWS_WITH(setOptionFromString(o, *findOption(t, "warmup"), "two", "w"),
                     Catch::Contains("not an integer"));
 

@@ -1,5 +1,8 @@
 // The thread pool behind wm_parallel_for (abi.h), as seen from C++: how many threads parallel
-// regions use.
+// regions use, whether they are pinned to cores, and how long idle workers spin before they
+// sleep. A region costs microseconds, not a scheduler tick: workers spin on the next region for
+// a while after each one (WM_SPIN_US, default 2000 µs), and iterations are split statically, so
+// every thread gets its share (bench_parallel measures both against OpenMP).
 #pragma once
 
 namespace wm::rt {
@@ -8,5 +11,9 @@ namespace wm::rt {
 /// parallel region.
 void setNumThreads(int n);
 int numThreads();
+/// Pins the calling thread to the first CPU the process may use and worker k to the k-th.
+void setPinning(bool on);
+/// How long an idle worker spins on the next region before it sleeps (0: sleep at once).
+void setSpinMicros(int us);
 
 } // namespace wm::rt

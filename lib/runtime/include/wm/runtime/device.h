@@ -32,6 +32,8 @@ public:
   virtual void synchronize() = 0;
   /// Evicts the device's caches (a large write), for timing cold runs.
   virtual void flushCache() = 0;
+  /// Pins the threads that run kernels to cores (where the device has such threads).
+  virtual void pinThreads() {}
 };
 
 /// This process's CPU with `threads` threads for parallel loops.

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <wm/frontend/model.h>
+#include <wm/runtime/measure.h>
 #include <wm/schedule/step_types.h>
 #include <wm/target/target.h>
 
@@ -38,6 +39,9 @@ public:
   std::vector<ir::NDArray> run(const std::vector<ir::NDArray>& inputs);
   /// Runs on the inputs of the last run() again, without copying in or out (for timing).
   void runKernels();
+  /// Each fused group's kernel timed alone on the buffers of the last run(), the way the whole
+  /// model and measurements are timed (timing.h): seconds per group, in execution order.
+  std::vector<double> profileKernels(const MeasureOptions& timing);
   const ExecutorStats& stats() const;
 
 private:

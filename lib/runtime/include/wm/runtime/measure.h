@@ -42,11 +42,13 @@ bool parseMeasureError(const std::string& s, MeasureError* out);
 /// How candidates are checked and timed. Defaults live here and nowhere else; the rows of
 /// measureOptionTable() give keys, flags and help.
 struct MeasureOptions {
-  int warmup = 1;           ///< untimed runs after the checked first run
-  int minRepeat = 3;        ///< at least this many timed runs
-  double minRepeatMs = 100; ///< and at least this much time in timed runs
-  int maxRepeat = 1000;     ///< at most this many
-  bool flushCache = false;  ///< overwrite a large buffer before each timed run
+  int warmup = 1;          ///< untimed runs after the checked first run (then until stable)
+  int repeat = 5;          ///< samples (timing.h)
+  double minRepeatMs = 20; ///< each sample lasts at least this long (`number` calls)
+  double maxSpread = 0.1;  ///< IQR / median above which the samples are taken again
+  int retries = 2;         ///< at most this many times
+  bool flushCache = false; ///< overwrite a large buffer before each sample (one call each)
+  bool pinThreads = false; ///< pin kernel threads to cores
   double buildTimeoutS = 15;
   double runTimeoutS = 10;
   double tolerance = 1e-3; ///< max relative error against the reference
@@ -66,8 +68,10 @@ struct MeasureInput {
 struct MeasureResult {
   MeasureError error = MeasureError::Unknown;
   std::string message;
-  std::vector<double> costs; ///< seconds per timed run
-  double median = 0;         ///< seconds
+  std::vector<double> costs; ///< seconds per call, one per sample
+  double median = 0;         ///< seconds per call
+  double iqr = 0;            ///< interquartile range of the samples (seconds)
+  int number = 1;            ///< calls per sample
   double maxError = 0;       ///< of the checked first run
   double buildSeconds = 0;
 };

@@ -42,6 +42,9 @@ struct TuneOptions {
   double beta = 2.0;                 ///< forward gradient bound factor
   int backwardWindow = 3;
   uint64_t seed = 0;
+  /// Each task's best this-many states are measured again at the end (records with
+  /// "remeasure"), and only re-measured figures are reported as best.
+  int remeasureTop = 3;
   EvolutionOptions evolution;
 };
 /// Keys and flags of TuneOptions (the evolution options have their own table).

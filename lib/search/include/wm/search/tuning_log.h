@@ -2,7 +2,8 @@
 // be killed at any point (kill -9 included) and resumed without losing or repeating a
 // finished measurement. Format (docs/tuning-log.md):
 //   {"v":1,"task":KEY,"workload":SPEC,"target":"llvm -mcpu=znver4 -num-cores=2","steps":[...],
-//    "costs":[...],"error":"none","build_s":..,"time":UNIX_SECONDS,"model":"random","seed":S}
+//    "costs":[...],"median_s":..,"iqr_s":..,"error":"none","build_s":..,"time":UNIX_SECONDS,
+//    "model":"random","seed":S[,"remeasure":true]}
 // A truncated last line (a killed write) is skipped with a warning; any other unreadable line
 // is a user error naming the file and line. Reading never writes: only a log opened for
 // appending (the tuner) drops a truncated last line from the file.
@@ -26,12 +27,16 @@ struct TuningRecord {
   std::string workload;        ///< canonical spec
   std::string target = "llvm"; ///< Target::key() of the machine it was measured on
   std::vector<sched::Step> steps;
-  std::vector<double> costs; ///< seconds; empty on error
+  std::vector<double> costs; ///< seconds per call, one per timing sample; empty on error
+  double iqr = 0;            ///< interquartile range of the samples (seconds)
   std::string error = "none";
   double buildSeconds = 0;
   double time = 0;
   std::string model;
   uint64_t seed = 0;
+  /// A re-measurement of a state measured before (the tuner re-measures each task's best few
+  /// before reporting them): its figure replaces the earlier one; it is not a new trial.
+  bool remeasure = false;
 
   bool ok() const { return error == "none" && !costs.empty(); }
   double median() const;
@@ -64,8 +69,10 @@ private:
   std::vector<TuningRecord> records_;
 };
 
-/// The best (lowest median) valid record of each task measured on target t; records of other
-/// targets are never best (they are counted in *otherTargets when given).
+/// The best (lowest median) valid record of each task measured on target t; a state's latest
+/// re-measurement replaces its earlier figures (a failed one removes the state), and when a
+/// task has re-measured states, only those can be best. Records of other targets are never
+/// best (they are counted in *otherTargets when given).
 std::map<std::string, const TuningRecord*> bestRecords(const std::vector<TuningRecord>& records,
                                                        const target::Target& t,
                                                        int* otherTargets = nullptr);
