@@ -43,22 +43,26 @@ using Clock = std::chrono::steady_clock;
 
 thread_local bool tInRegion = false;
 
-/// The k-th CPU of the process's affinity mask (wrapping), or -1.
-int nthAllowedCpu(int k) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return -1;
-  int count = CPU_COUNT(&set);
-  if (count <= 0) return -1;
-  k %= count;
-  for (int c = 0; c < CPU_SETSIZE; ++c)
-    if (CPU_ISSET(c, &set) && k-- == 0) return c;
-  return -1;
+/// The CPUs the process may use, read once before any thread is pinned (afterwards the
+/// calling thread's own mask is a single CPU).
+const std::vector<int>& allowedCpus() {
+  static const std::vector<int> cpus = [] {
+    std::vector<int> v;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+      for (int c = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &set)) v.push_back(c);
+    return v;
+  }();
+  return cpus;
 }
 
+/// Pins a thread to the k-th allowed CPU (wrapping).
 void pinTo(pthread_t th, int k) {
-  int cpu = nthAllowedCpu(k);
-  if (cpu < 0) return;
+  const auto& cpus = allowedCpus();
+  if (cpus.empty()) return;
+  int cpu = cpus[static_cast<size_t>(k) % cpus.size()];
   cpu_set_t one;
   CPU_ZERO(&one);
   CPU_SET(cpu, &one);
@@ -119,6 +123,7 @@ public:
 
 private:
   Pool() {
+    allowedCpus();                                     // before anything is pinned
     unsigned hw = std::thread::hardware_concurrency(); // until the program says otherwise
     wanted_ = hw ? static_cast<int>(hw) : 1;
     if (const char* s = std::getenv("WM_SPIN_US")) spinUs_ = std::max(0, std::atoi(s));

@@ -50,9 +50,10 @@ Timing timeCalls(const std::function<void()>& call, const MeasureOptions& o,
     }
     t.number = static_cast<int>(
         std::clamp(std::ceil(sampleS / std::max(perCall, 1e-9)), 1.0, double(1 << 24)));
-    // Warm-up until stable: two consecutive batches within 5% (at most four batches).
-    double prev = timeBatch(call, t.number);
-    for (int b = 0; b < 3; ++b) {
+    // Warm-up until stable: two consecutive batches within 5% (at most four batches; a call
+    // longer than a sample is warm after the calls above).
+    double prev = perCall >= sampleS ? 0 : timeBatch(call, t.number);
+    for (int b = 0; b < 3 && perCall < sampleS; ++b) {
       double cur = timeBatch(call, t.number);
       bool stable = std::abs(cur - prev) <= 0.05 * std::min(cur, prev);
       prev = cur;
@@ -79,6 +80,9 @@ Timing timeCalls(const std::function<void()>& call, const MeasureOptions& o,
       t.iqr = iqr;
     }
     if (spread <= o.maxSpread) break;
+    // Taking the samples again costs as much as taking them: not beyond a second in all.
+    double setSeconds = t.median * t.number * std::max(1, o.repeat);
+    if (setSeconds * (attempt + 2) > 1.0) break;
     if (attempt < o.retries) ++t.retimes;
   }
   return t;
