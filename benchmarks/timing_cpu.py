@@ -48,7 +48,8 @@ def run(cmd, **kw):
 
 
 def measure(exe, spec, sched, threads, old=False):
-    cmd = [exe, "measure", "-w", spec, "--schedule", sched, "--threads", str(threads), "--json"]
+    cmd = [exe, "measure", "-w", spec, "--schedule", sched, "--threads", str(threads), "--json",
+           "--run-timeout", "60"]
     r = run(cmd)
     try:
         j = json.loads(r.stdout)
@@ -81,9 +82,10 @@ def main():
         if r.returncode != 0:
             sys.exit(r.stdout + r.stderr)
     recs = [json.loads(l) for l in open(log)]
-    fresh = [r for r in recs if r["error"] == "none" and not r.get("remeasure")]
+    # the range: schedules of 0.01-25 ms
+    fresh = [r for r in recs if r["error"] == "none" and not r.get("remeasure") and 1e-5 <= r["median_s"] <= 0.025]
     fresh.sort(key=lambda r: r["median_s"])
-    # 20 picks evenly spaced in log(latency), at most 20 s... of the span
+    # 20 picks evenly spaced in log(latency)
     lo, hi = math.log(fresh[0]["median_s"]), math.log(fresh[-1]["median_s"])
     picks, used = [], set()
     for k in range(20):
