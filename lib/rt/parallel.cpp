@@ -76,7 +76,8 @@ public:
     return pool;
   }
 
-  void setThreads(int n) { wanted_.store(std::max(1, n), std::memory_order_relaxed); }
+  // (the generation word carries the thread count in 16 bits)
+  void setThreads(int n) { wanted_.store(std::clamp(n, 1, 0xffff), std::memory_order_relaxed); }
   int threads() const { return wanted_.load(std::memory_order_relaxed); }
   void setSpinMicros(int us) { spinUs_.store(std::max(0, us), std::memory_order_relaxed); }
   int spinMicros() const { return spinUs_.load(std::memory_order_relaxed); }

@@ -8,6 +8,7 @@
 #include <wm/runtime/timing.h>
 #include <wm/schedule/steps.h>
 #include <wm/support/error.h>
+#include <wm/support/int_math.h>
 
 #include <sys/mman.h>
 
@@ -91,7 +92,10 @@ private:
 };
 
 int64_t bufferBytes(const ir::Buffer& b) {
-  return b->allocElements() * ir::storageBytes(b->dtype);
+  int64_t bytes = 0;
+  if (!checkedMul(b->allocElements(), ir::storageBytes(b->dtype), &bytes))
+    WM_USER_ERROR() << "buffer " << b->name << " is too large";
+  return bytes;
 }
 
 std::vector<DeviceBuffer> outputsFor(Device& d, const lower::LoweredFunc& f) {

@@ -21,33 +21,39 @@ double seconds(Clock::time_point a) {
   return std::chrono::duration<double>(Clock::now() - a).count();
 }
 
+/// A valid measurement: its cost, its steps and their key (stepsToJson, computed once).
+struct Good {
+  double cost;
+  std::vector<sched::Step> steps;
+  std::string key;
+};
+
 struct TaskState {
   std::unordered_set<std::string> measured, remeasured;
-  std::vector<std::pair<double, std::vector<sched::Step>>> good; // (cost, steps)
-  std::vector<double> bestHistory;                               // best latency after each round
+  std::vector<Good> good;
+  std::vector<double> bestHistory; // best latency after each round
   int trials = 0, errors = 0;
   bool exhausted = false;
   double best() const {
     double b = 0;
-    for (auto& g : good) b = b == 0 ? g.first : std::min(b, g.first);
+    for (auto& g : good) b = b == 0 ? g.cost : std::min(b, g.cost);
     return b;
   }
   /// What is reported: the best re-measured figure when there is one (bestRecords' rule).
   double reportedBest() const {
     double b = 0;
     for (auto& g : good)
-      if (remeasured.count(sched::stepsToJson(g.second)))
-        b = b == 0 ? g.first : std::min(b, g.first);
+      if (remeasured.count(g.key)) b = b == 0 ? g.cost : std::min(b, g.cost);
     return b > 0 ? b : best();
   }
   /// A re-measurement: the state's figure is replaced (removed when it failed).
-  void remeasured_(const TuningRecord& r) {
+  void applyRemeasure(const TuningRecord& r) {
     std::string key = r.stepsKey();
     remeasured.insert(key);
     for (size_t i = 0; i < good.size(); ++i)
-      if (sched::stepsToJson(good[i].second) == key) {
+      if (good[i].key == key) {
         if (r.ok())
-          good[i].first = r.median();
+          good[i].cost = r.median();
         else
           good.erase(good.begin() + static_cast<long>(i));
         return;
@@ -113,14 +119,14 @@ TuneSummary tune(std::vector<TuneTask>& tasks, const TuneOptions& opts, runtime:
     if (it == byKey.end() || !target::sameTarget(r.target, tasks[it->second].task.target)) continue;
     auto& t = st[it->second];
     if (r.remeasure) {
-      t.remeasured_(r);
+      t.applyRemeasure(r);
       continue;
     }
     if (!t.measured.insert(r.stepsKey()).second) continue;
     ++t.trials;
     ++total;
     if (r.ok())
-      t.good.push_back({r.median(), r.steps});
+      t.good.push_back({r.median(), r.steps, r.stepsKey()});
     else
       ++t.errors;
     warm.push_back({r.task, &tasks[it->second].task.dag, r.steps, r.ok() ? r.median() : 0});
@@ -182,9 +188,9 @@ TuneSummary tune(std::vector<TuneTask>& tasks, const TuneOptions& opts, runtime:
     if (ti < 0) break;
     auto& t = st[ti];
     int k = std::min(perRound, opts.trials - total);
-    std::sort(t.good.begin(), t.good.end(), [](auto& a, auto& b) { return a.first < b.first; });
+    std::sort(t.good.begin(), t.good.end(), [](auto& a, auto& b) { return a.cost < b.cost; });
     std::vector<std::vector<sched::Step>> bestSteps;
-    for (auto& g : t.good) bestSteps.push_back(g.second);
+    for (auto& g : t.good) bestSteps.push_back(g.steps);
     auto s0 = Clock::now();
     auto cands = searches[ti].propose(k, model, t.measured, bestSteps);
     if (cands.empty()) cands = searches[ti].propose(k, model, t.measured, bestSteps); // retry once
@@ -203,7 +209,7 @@ TuneSummary tune(std::vector<TuneTask>& tasks, const TuneOptions& opts, runtime:
       ++t.trials;
       ++total;
       if (rec.ok())
-        t.good.push_back({rec.median(), rec.steps});
+        t.good.push_back({rec.median(), rec.steps, rec.stepsKey()});
       else
         ++t.errors;
       fresh.push_back({rec.task, &tasks[ti].task.dag, rec.steps, rec.ok() ? rec.median() : 0});
@@ -222,15 +228,14 @@ TuneSummary tune(std::vector<TuneTask>& tasks, const TuneOptions& opts, runtime:
   for (int ti = 0; ti < nt && opts.remeasureTop > 0; ++ti) {
     auto& t = st[ti];
     for (int budget = 2 * opts.remeasureTop; budget > 0 && !(stop && *stop);) {
-      std::sort(t.good.begin(), t.good.end(), [](auto& a, auto& b) { return a.first < b.first; });
+      std::sort(t.good.begin(), t.good.end(), [](auto& a, auto& b) { return a.cost < b.cost; });
       std::vector<std::vector<sched::Step>> todo;
       for (size_t i = 0; i < t.good.size() && static_cast<int>(i) < opts.remeasureTop; ++i)
-        if (!t.remeasured.count(sched::stepsToJson(t.good[i].second)))
-          todo.push_back(t.good[i].second);
+        if (!t.remeasured.count(t.good[i].key)) todo.push_back(t.good[i].steps);
       if (todo.empty()) break;
       for (auto& steps : todo) {
         if (budget-- <= 0 || (stop && *stop)) break;
-        t.remeasured_(measureOne(ti, steps, true));
+        t.applyRemeasure(measureOne(ti, steps, true));
       }
     }
   }
