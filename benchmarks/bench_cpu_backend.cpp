@@ -16,7 +16,7 @@
 
 #include <torch/torch.h>
 
-#include <immintrin.h>
+#include "fma_peak.h"
 
 #include <algorithm>
 #include <atomic>
@@ -49,45 +49,14 @@ template <typename F> double timeIt(F f, double minS = 0.5) {
   return t[t.size() / 2];
 }
 
-// Peak: independent FMA chains on every thread (AVX-512 when the CPU has it, else AVX2).
-__attribute__((target("avx512f"))) double fmaLoop512(int64_t iters) {
-  __m512 a[24];
-  for (int i = 0; i < 24; ++i) a[i] = _mm512_set1_ps(1.0f + i * 1e-4f);
-  const __m512 x = _mm512_set1_ps(0.999999f), y = _mm512_set1_ps(1e-7f);
-  for (int64_t n = 0; n < iters; ++n) {
-#pragma GCC unroll 24
-    for (int i = 0; i < 24; ++i) a[i] = _mm512_fmadd_ps(a[i], x, y);
-  }
-  float s = 0;
-  for (int i = 0; i < 24; ++i) s += _mm512_reduce_add_ps(a[i]);
-  return s;
-}
-__attribute__((target("avx2,fma"))) double fmaLoop256(int64_t iters) {
-  __m256 a[24];
-  for (int i = 0; i < 24; ++i) a[i] = _mm256_set1_ps(1.0f + i * 1e-4f);
-  const __m256 x = _mm256_set1_ps(0.999999f), y = _mm256_set1_ps(1e-7f);
-  for (int64_t n = 0; n < iters; ++n) {
-#pragma GCC unroll 24
-    for (int i = 0; i < 24; ++i) a[i] = _mm256_fmadd_ps(a[i], x, y);
-  }
-  alignas(32) float o[8];
-  float s = 0;
-  for (int i = 0; i < 24; ++i) {
-    _mm256_store_ps(o, a[i]);
-    for (float v : o) s += v;
-  }
-  return s;
-}
-
 double peakGflops(int threads) {
-  bool avx512 = __builtin_cpu_supports("avx512f");
   const int64_t iters = 10'000'000;
-  const double flopsPerThread = 2.0 * 24 * (avx512 ? 16 : 8) * iters;
+  const double flopsPerThread = bench::fmaFlopsPerIter() * iters;
   std::atomic<double> sink{0};
   auto s = Clock::now();
   std::vector<std::thread> ts;
   for (int t = 0; t < threads; ++t)
-    ts.emplace_back([&] { sink = sink + (avx512 ? fmaLoop512(iters) : fmaLoop256(iters)); });
+    ts.emplace_back([&] { sink = sink + bench::fmaLoop(iters); });
   for (auto& t : ts) t.join();
   double secs = std::chrono::duration<double>(Clock::now() - s).count();
   return flopsPerThread * threads / secs * 1e-9;

@@ -5,14 +5,22 @@
 // data in L1). Each figure is the median of 7 samples of a batch of regions (timing.h's idea).
 //
 //   env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE build/benchmarks/wm_bench_parallel
+//
+// With --probe it prints only the machine's FMA rate at 1 and 2 threads through the pool, as
+// JSON, timed as `wmtune measure` times a kernel (5 samples of ~20 ms, the median): run in
+// fresh processes beside fresh kernel measurements, it shows how far the machine itself moves
+// (benchmarks/timing_cpu.py).
 #include <wm/rt/abi.h>
 #include <wm/rt/parallel.h>
+
+#include "fma_peak.h"
 
 #include <omp.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <thread>
 #include <vector>
@@ -61,9 +69,36 @@ void ompFor(int threads, int64_t n, void (*fn)(int64_t, void*), void* ctx) {
   for (int64_t i = 0; i < n; ++i) fn(i, ctx);
 }
 
+void fmaBody(int64_t, void* p) {
+  auto* iters = static_cast<int64_t*>(p);
+  volatile double keep = wm::bench::fmaLoop(*iters);
+  (void)keep;
+}
+
+/// GFLOP/s of the FMA loop on `threads` threads through the pool (median of 5 ~20 ms samples).
+double probeGflops(int threads) {
+  wm::rt::setNumThreads(threads);
+  int64_t iters = 1000;
+  auto once = [&] {
+    auto t0 = Clock::now();
+    wm_parallel_for(threads, fmaBody, &iters);
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+  };
+  while (once() < 0.02) iters *= 2; // also the warm-up
+  std::vector<double> s;
+  for (int r = 0; r < 5; ++r) s.push_back(once());
+  std::sort(s.begin(), s.end());
+  return wm::bench::fmaFlopsPerIter() * double(iters) * threads / s[2] * 1e-9;
+}
+
 } // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "--probe") == 0) {
+    double g1 = probeGflops(1), g2 = probeGflops(2);
+    std::printf("{\"gflops_1\": %.2f, \"gflops_2\": %.2f}\n", g1, g2);
+    return 0;
+  }
   Arrays d;
   const int64_t elems = int64_t(16) << 20; // 64 MiB per array
   d.a.assign(elems, 1.f);

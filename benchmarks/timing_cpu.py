@@ -11,6 +11,10 @@
   4. Whole model: `wmtune run --bench` on ResNet-18 (tuned briefly) prints the model's latency
      and the sum of its kernels timed alone.
   5. The pool against OpenMP (wm_bench_parallel).
+  6. The machine's noise floor: beside every fresh measurement A and B, a fresh process times
+     the FMA loop (`wm_bench_parallel --probe`, registers only, timed like a kernel); how often
+     its own A and B agree within 5% is what any timing can promise on this machine that run.
+     The largest probe rate is the run's FMA peak.
 
     /usr/bin/python3 benchmarks/timing_cpu.py --out out/timing [--wmtune build/apps/wmtune/wmtune]
         [--before OLD_WMTUNE] [--skip-model]
@@ -61,6 +65,11 @@ def measure(exe, spec, sched, threads, old=False):
     return j["median_s"]
 
 
+def probe(bench):
+    r = run([bench, "--probe"])
+    return json.loads(r.stdout)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default="out/timing")
@@ -70,6 +79,9 @@ def main():
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     res = {"workloads": WORKLOADS}
+    bench = os.path.join(os.path.dirname(a.wmtune), "../../benchmarks/wm_bench_parallel")
+    if not os.path.exists(bench):
+        sys.exit(f"{bench}: not built (needs OpenMP); the run needs its FMA probe")
 
     # 1. Schedules: a short tuning run per workload, then 20 records spanning the latencies.
     log = os.path.join(a.out, "tune.jsonl")
@@ -100,7 +112,9 @@ def main():
         sched = os.path.join(a.out, f"s{n:02d}.json")
         json.dump(r["steps"], open(sched, "w"))
         row = {"workload": r["workload"], "logged_ms": r["median_s"] * 1e3}
+        row["probe_a"] = probe(bench)
         row["a_ms"] = measure(a.wmtune, r["workload"], sched, 2) * 1e3
+        row["probe_b"] = probe(bench)
         row["b_ms"] = measure(a.wmtune, r["workload"], sched, 2) * 1e3
         row["t1_ms"] = measure(a.wmtune, r["workload"], sched, 1) * 1e3
         if a.before:
@@ -163,10 +177,8 @@ def main():
         print(r.stdout, flush=True)
 
     # 5. The pool against OpenMP.
-    bench = os.path.join(os.path.dirname(a.wmtune), "../../benchmarks/wm_bench_parallel")
-    if os.path.exists(bench):
-        res["parallel"] = run([bench]).stdout
-        print(res["parallel"], flush=True)
+    res["parallel"] = run([bench]).stdout
+    print(res["parallel"], flush=True)
 
     json.dump(res, open(os.path.join(a.out, "results.json"), "w"), indent=1)
     write_report(a, res)
@@ -178,24 +190,34 @@ def ratio(x, y):
 
 def write_report(a, res):
     out = ["# Timing report", "", "## Re-measure agreement and 2-thread speed-up (20 schedules)", "",
-           "| workload | logged ms | fresh A ms | fresh B ms | A/B | 1 thread ms | speed-up |" +
+           "| workload | logged ms | fresh A ms | fresh B ms | A/B | FMA probe A/B, 1 / 2 threads | 1 thread ms | speed-up |" +
            (" before A ms | before B ms | before A/B |" if a.before else ""),
-           "|---|---:|---:|---:|---:|---:|---:|" + ("---:|---:|---:|" if a.before else "")]
-    agree, old_agree, speed = [], [], []
+           "|---|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---:|---:|" if a.before else "")]
+    agree, old_agree, speed, probe1, probe2 = [], [], [], [], []
     for r in res["schedules"]:
         ab = ratio(r["a_ms"], r["b_ms"])
         agree.append(ab)
+        p1 = ratio(r["probe_a"]["gflops_1"], r["probe_b"]["gflops_1"])
+        p2 = ratio(r["probe_a"]["gflops_2"], r["probe_b"]["gflops_2"])
+        probe1.append(p1)
+        probe2.append(p2)
         sp = r["t1_ms"] / r["a_ms"]
         speed.append(sp)
         line = (f"| {r['workload']} | {r['logged_ms']:.4f} | {r['a_ms']:.4f} | {r['b_ms']:.4f} | {ab:.3f} | "
-                f"{r['t1_ms']:.4f} | {sp:.2f}x |")
+                f"{p1:.3f} / {p2:.3f} | {r['t1_ms']:.4f} | {sp:.2f}x |")
         if a.before:
             oab = ratio(r["old_a_ms"], r["old_b_ms"])
             old_agree.append(oab)
             line += f" {r['old_a_ms']:.4f} | {r['old_b_ms']:.4f} | {oab:.3f} |"
         out.append(line)
+    peaks = [p["gflops_2"] for r in res["schedules"] for p in (r["probe_a"], r["probe_b"])]
     out += ["", f"- fresh re-measures within 5%: {sum(x <= 1.05 for x in agree)}/{len(agree)}; worst A/B "
-            f"{max(agree):.3f}"]
+            f"{max(agree):.3f}",
+            f"- the FMA probe beside them (the machine itself), within 5%: 1 thread "
+            f"{sum(x <= 1.05 for x in probe1)}/{len(probe1)} (worst {max(probe1):.3f}), 2 threads "
+            f"{sum(x <= 1.05 for x in probe2)}/{len(probe2)} (worst {max(probe2):.3f})",
+            f"- FMA peak in this run (2 threads, best probe): {max(peaks):.1f} GFLOP/s; lowest probe "
+            f"{min(peaks):.1f} GFLOP/s"]
     if old_agree:
         out.append(f"- before: within 5%: {sum(x <= 1.05 for x in old_agree)}/{len(old_agree)}; worst A/B "
                    f"{max(old_agree):.3f}")
