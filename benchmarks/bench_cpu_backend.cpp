@@ -6,6 +6,8 @@
 //   env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE build/benchmarks/wm_bench_cpu [--threads N]
 //
 // (Unset both variables for benchmarks only; they halve OpenBLAS on this CPU.)
+#include "fma_peak.h"
+
 #include <wm/codegen/codegen.h>
 #include <wm/frontend/workload.h>
 #include <wm/ir/interpreter.h>
@@ -15,8 +17,6 @@
 #include <wm/schedule/steps.h>
 
 #include <torch/torch.h>
-
-#include "fma_peak.h"
 
 #include <algorithm>
 #include <atomic>
@@ -55,8 +55,7 @@ double peakGflops(int threads) {
   std::atomic<double> sink{0};
   auto s = Clock::now();
   std::vector<std::thread> ts;
-  for (int t = 0; t < threads; ++t)
-    ts.emplace_back([&] { sink = sink + bench::fmaLoop(iters); });
+  for (int t = 0; t < threads; ++t) ts.emplace_back([&] { sink = sink + bench::fmaLoop(iters); });
   for (auto& t : ts) t.join();
   double secs = std::chrono::duration<double>(Clock::now() - s).count();
   return flopsPerThread * threads / secs * 1e-9;

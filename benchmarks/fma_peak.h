@@ -40,7 +40,9 @@ __attribute__((target("avx2,fma"))) inline double fmaLoop256(int64_t iters) {
   return s;
 }
 
-inline bool hasAvx512() { return __builtin_cpu_supports("avx512f"); }
+inline bool hasAvx512() {
+  return __builtin_cpu_supports("avx512f");
+}
 
 /// Runs `iters` iterations of the widest loop; returns a value to keep it alive.
 inline double fmaLoop(int64_t iters) {
@@ -48,6 +50,8 @@ inline double fmaLoop(int64_t iters) {
 }
 
 /// Floating-point operations of one iteration of fmaLoop.
-inline double fmaFlopsPerIter() { return 2.0 * 24 * (hasAvx512() ? 16 : 8); }
+inline double fmaFlopsPerIter() {
+  return 2.0 * 24 * (hasAvx512() ? 16 : 8);
+}
 
 } // namespace wm::bench

@@ -31,8 +31,12 @@ namespace wm::cli {
 
 namespace {
 
+const char* kOnnxHelp =
+    "ONNX model whose tasks the logs may name (repeatable; a log cannot make wmtune open any "
+    "other file)";
+
 struct TrainCli {
-  std::vector<std::string> logs;
+  std::vector<std::string> logs, onnx;
   std::string out, init = "none";
   int steps = 2000;
   costmodel::WorldModelOptions wm;
@@ -40,7 +44,7 @@ struct TrainCli {
 };
 
 struct EvalCli {
-  std::vector<std::string> logs, train;
+  std::vector<std::string> logs, train, onnx;
   std::string model;
   int trainSteps = 0;
   uint64_t seed = 0;
@@ -55,6 +59,7 @@ Command addTrainCommand(CLI::App& app) {
   auto o = std::make_shared<TrainCli>();
   sub->add_option("logs", o->logs, "Tuning logs")->required();
   sub->add_option("-o,--output", o->out, "Checkpoint to write")->required();
+  sub->add_option("--onnx", o->onnx, kOnnxHelp);
   sub->add_option("--steps", o->steps, "Adam steps")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
@@ -66,7 +71,8 @@ Command addTrainCommand(CLI::App& app) {
 #ifndef WM_HAVE_TORCH
     WM_USER_ERROR() << "train needs libtorch (build with WM_WITH_TORCH=ON)";
 #else
-    auto tasks = search::readLoggedTasks(o->logs, frontend::workloadDag);
+    checkWritable(o->out, "-o");
+    auto tasks = search::readLoggedTasks(o->logs, frontend::logWorkloadResolver(o->onnx));
     if (tasks.empty()) WM_USER_ERROR() << "train: the logs hold no usable records";
     o->wm.seed = o->seed;
     o->wm.init = costmodel::resolveWorldModelInit(o->init);
@@ -121,10 +127,14 @@ Command addEvalModelCommand(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--seed", o->seed, "Seed")->capture_default_str();
   sub->add_option("--json", o->json, "Also write the metrics as JSON to this file");
+  sub->add_option("--onnx", o->onnx, kOnnxHelp);
   addOptionFlags(*sub, o->wm, costmodel::worldModelOptionTable());
   return [o]() {
-    auto evalTasks = search::readLoggedTasks(o->logs, frontend::workloadDag);
-    auto trainTasks = search::readLoggedTasks(o->train, frontend::workloadDag);
+    if (!o->json.empty()) checkWritable(o->json, "--json");
+    auto resolve = frontend::logWorkloadResolver(o->onnx);
+    auto evalTasks = search::readLoggedTasks(o->logs, resolve);
+    auto trainTasks = search::readLoggedTasks(o->train, resolve);
+    if (evalTasks.empty()) WM_USER_ERROR() << "eval-model: the logs hold no usable records";
     std::set<std::string> trainKeys;
     for (auto& t : trainTasks) trainKeys.insert(t.key);
     int overlap = 0;

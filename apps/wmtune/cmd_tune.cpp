@@ -40,6 +40,7 @@ struct TuneCli {
   std::string model;
   std::string log = "tune.jsonl";
   std::string json;
+  std::vector<std::string> onnx;
   search::TuneOptions opts;
   runtime::MeasureOptions measure;
   target::TargetOptions target;
@@ -95,12 +96,16 @@ Command addTuneCommand(CLI::App& app) {
   sub->add_option("--log", o->log, "Tuning log (JSON lines; resumed if it exists)")
       ->capture_default_str();
   sub->add_option("--json", o->json, "Also write the summary as JSON to this file");
+  sub->add_option("--onnx", o->onnx,
+                  "ONNX model whose tasks the --warm-start logs may name (repeatable; the tuned "
+                  "model is always allowed)");
   sub->add_flag("--simulated-costs", o->simulatedCosts,
                 "Test hook: costs are a hash of the schedule, not measurements (determinism tests)")
       ->group(""); // hidden
   return [o]() {
     if (o->model.empty() && o->specs.empty())
       WM_USER_ERROR() << "tune: give an ONNX model or at least one -w workload";
+    if (!o->json.empty()) checkWritable(o->json, "--json");
     std::vector<search::TaskSource> sources;
     if (!o->model.empty()) {
       std::string path = std::filesystem::absolute(o->model).string();
@@ -119,7 +124,9 @@ Command addTuneCommand(CLI::App& app) {
                                       : runtime::makeWorkerMeasurer(o->measure, target);
     o->costModel.seed = o->opts.seed;
     auto model = costmodel::makeCostModel(o->costModel, target);
-    auto warm = search::readLoggedTasks(o->warmStart, frontend::workloadDag);
+    std::vector<std::string> models = o->onnx;
+    if (!o->model.empty()) models.push_back(o->model);
+    auto warm = search::readLoggedTasks(o->warmStart, frontend::logWorkloadResolver(models));
     if (!warm.empty()) {
       auto recs = search::measuredRecords(warm);
       std::cout << "warm start: " << recs.size() << " records of " << warm.size() << " tasks\n";

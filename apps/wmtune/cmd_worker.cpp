@@ -7,15 +7,18 @@
 #include "commands.h"
 
 #include <wm/frontend/model.h>
+#include <wm/rt/memory.h>
 #include <wm/runtime/measure.h>
 #include <wm/runtime/program.h>
 #include <wm/support/error.h>
 
 #include <CLI/CLI.hpp>
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -50,6 +53,46 @@ bool readLine(int fd, std::string* line, std::string* buf) {
   }
 }
 
+// The request in flight, for the out-of-memory handler (a kernel cannot fail and go on: the
+// worker answers for its candidate and ends; the tuner starts a fresh one).
+int gOut = -1;
+int64_t gRequestId = -1;
+
+void onOutOfMemory(int64_t bytes) {
+  runtime::MeasureResult r;
+  r.error = runtime::MeasureError::RunError;
+  r.message = "out of memory: a kernel temporary of " + std::to_string(bytes) +
+              " bytes exceeds the worker's memory limit";
+  writeLine(gOut, runtime::encodeReply(gRequestId, r));
+  std::_Exit(0);
+}
+
+int64_t currentAddressSpace() {
+  long pages = 0;
+  FILE* f = std::fopen("/proc/self/statm", "r");
+  if (f) {
+    if (std::fscanf(f, "%ld", &pages) != 1) pages = 0;
+    std::fclose(f);
+  }
+  return static_cast<int64_t>(pages) * sysconf(_SC_PAGE_SIZE);
+}
+
+/// Limits the worker's address space for one candidate: what it maps now, plus four times the
+/// task's tensors (inputs, outputs, a reference copy, temporaries), plus 2 GiB for the compiler.
+/// A schedule that allocates without bound then fails alone ("out of memory") instead of taking
+/// the machine; the tuner goes on.
+void limitMemory(const ir::ComputeDAG& dag) {
+  int64_t bytes = 0;
+  for (auto& op : dag.ops()) bytes += op->numElements() * ir::storageBytes(op->dtype);
+  int64_t limit = currentAddressSpace() + 4 * bytes + (int64_t(2) << 30);
+  rlimit rl;
+  if (getrlimit(RLIMIT_AS, &rl) != 0) return;
+  rlim_t want = static_cast<rlim_t>(limit);
+  if (rl.rlim_max != RLIM_INFINITY && want > rl.rlim_max) want = rl.rlim_max;
+  rl.rlim_cur = want;
+  setrlimit(RLIMIT_AS, &rl);
+}
+
 /// Builder, device and runner of one target.
 struct Backend {
   std::unique_ptr<runtime::ProgramBuilder> builder;
@@ -66,9 +109,11 @@ public:
     runtime::BuiltProgram program;
     Backend* be = nullptr;
     const ir::ComputeDAG* dag = nullptr;
+    gRequestId = req.id;
     try {
       be = &backend(req.target);
       dag = &dagOf(req.workload);
+      limitMemory(*dag);
       program = be->builder->build(*dag, req.steps);
     } catch (const std::exception& e) {
       res.error = runtime::MeasureError::BuildError;
@@ -128,6 +173,8 @@ Command addWorkerCommand(CLI::App& app) {
   return []() {
     int out = dup(1);
     dup2(2, 1); // nothing but the protocol may reach the pipe
+    gOut = out;
+    rt::setOutOfMemoryHandler(onOutOfMemory);
     return runWorker(0, out);
   };
 }

@@ -4,6 +4,7 @@
 #include "commands.h"
 
 #include <wm/support/error.h>
+#include <wm/support/files.h>
 #include <wm/support/log.h>
 
 #include <CLI/CLI.hpp>
@@ -55,7 +56,11 @@ int main(int argc, char** argv) {
   wm::setupLogging(quiet ? -1 : verbosity);
   try {
     for (auto& [sub, cmd] : commands)
-      if (sub->parsed()) return cmd();
+      if (sub->parsed()) {
+        int rc = cmd();
+        wm::checkStdout(); // output lost to a full disk or a closed pipe is an error
+        return rc;
+      }
     std::cerr << "wmtune: no subcommand given (see --help)\n";
     return 2;
   } catch (const wm::UserError& e) {

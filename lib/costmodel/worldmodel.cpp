@@ -4,6 +4,7 @@
 
 #include <wm/costmodel/world_model.h>
 #include <wm/support/error.h>
+#include <wm/support/files.h>
 #include <wm/support/hash.h>
 #include <wm/support/rng.h>
 
@@ -11,6 +12,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <sstream>
 #include <thread>
 #include <tuple>
 #include <type_traits>
@@ -189,7 +191,11 @@ struct WorldModel::Impl {
     ar.write("meta_latent", torch::tensor(static_cast<int64_t>(opts.latent)));
     ar.write("meta_hidden", torch::tensor(static_cast<int64_t>(opts.hidden)));
     ar.write("meta_gru", torch::tensor(static_cast<int64_t>(opts.transition == "gru")));
-    ar.save_to(path);
+    // Written whole (a temporary file renamed into place): a full disk or a kill never
+    // replaces the previous checkpoint with a truncated one.
+    std::ostringstream bytes;
+    ar.save_to(bytes);
+    writeFileAtomically(path, bytes.str());
   }
 
   int taskFor(const std::string& key, const ir::ComputeDAG& dag) {

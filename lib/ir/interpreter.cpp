@@ -4,6 +4,8 @@
 #include <wm/ir/interpreter.h>
 #include <wm/ir/printer.h>
 #include <wm/support/error.h>
+#include <wm/support/int_math.h>
+#include <wm/support/limits.h>
 
 #include <cmath>
 #include <functional>
@@ -12,11 +14,12 @@
 namespace wm::ir {
 
 NDArray::NDArray(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
-  int64_t n = 1;
-  for (int64_t d : shape_) {
-    WM_CHECK(d >= 0) << "negative dimension";
-    n *= d;
-  }
+  int64_t n = 1, bytes = 0;
+  for (int64_t d : shape_)
+    if (d < 0 || !checkedMul(n, d, &n))
+      WM_USER_ERROR() << "an array of shape " << typeString(dtype, shape_) << " is too large";
+  if (!checkedMul(n, static_cast<int64_t>(sizeof(double)), &bytes)) bytes = -1;
+  checkAllocation(bytes, "an array of shape " + typeString(dtype, shape_));
   data_.assign(static_cast<size_t>(n), 0.0);
 }
 

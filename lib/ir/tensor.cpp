@@ -2,6 +2,8 @@
 #include <wm/ir/tensor.h>
 #include <wm/ir/visitor.h>
 #include <wm/support/error.h>
+#include <wm/support/int_math.h>
+#include <wm/support/limits.h>
 
 #include <limits>
 #include <unordered_set>
@@ -40,8 +42,23 @@ Expr reduceIdentity(ReduceKind k, DType t) {
   return {};
 }
 
-static void checkShape(const std::string& name, const Shape& shape) {
-  for (int64_t d : shape) WM_CHECK(d > 0) << "tensor " << name << " has a dimension " << d;
+static std::string shapeString(const Shape& shape) {
+  std::string s;
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "x" : "") + std::to_string(shape[i]);
+  return s;
+}
+
+// Shapes come from input: a bad one is the user's error, named by the tensor.
+static int64_t checkShape(const std::string& name, const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d <= 0) WM_USER_ERROR() << "tensor " << name << " has a dimension " << d;
+    if (!checkedMul(n, d, &n) || n > kMaxTensorElements)
+      WM_USER_ERROR() << "tensor " << name << ": " << shapeString(shape)
+                      << " has more elements than any memory holds (limit " << kMaxTensorElements
+                      << ")";
+  }
+  return n;
 }
 
 Tensor placeholder(std::string name, Shape shape, DType dtype, PlaceholderOptions opts) {
@@ -112,8 +129,11 @@ Tensor compute(std::string name, std::string tag, Shape shape, const ComputeFn& 
 Tensor reduce(std::string name, std::string tag, Shape shape, ReduceKind kind, Shape reduceExtents,
               const ReduceFn& f, std::vector<std::string> axisNames,
               std::vector<std::string> reduceNames) {
-  checkShape(name, shape);
-  checkShape(name + " (reduction)", reduceExtents);
+  int64_t iterations = checkShape(name, shape);
+  if (!checkedMul(iterations, checkShape(name + " (reduction)", reduceExtents), &iterations) ||
+      iterations > kMaxIterations)
+    WM_USER_ERROR() << "tensor " << name << ": " << shapeString(shape) << " reduced over "
+                    << shapeString(reduceExtents) << " takes more iterations than any machine runs";
   WM_CHECK(kind != ReduceKind::None) << "reduce() of " << name << " with kind none";
   WM_CHECK(!reduceExtents.empty()) << "reduce() of " << name << " without reduction axes";
   auto op = std::make_shared<OperationNode>();

@@ -4,6 +4,7 @@
 #include <wm/runtime/buffer.h>
 #include <wm/support/error.h>
 #include <wm/support/int_math.h>
+#include <wm/support/limits.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -73,9 +74,9 @@ HostBuffer::HostBuffer(DType dtype, const ir::Shape& shape, int64_t allocElement
     if (d < 0 || !checkedMul(n, d, &n))
       WM_USER_ERROR() << "a buffer of shape " << ir::typeString(dtype, shape) << " is too large";
   elements_ = allocElements >= 0 ? allocElements : n;
-  if (!checkedMul(elements_, ir::storageBytes(dtype), &bytes_) || bytes_ > (int64_t(1) << 46))
-    WM_USER_ERROR() << "a buffer of " << elements_ << " " << ir::dtypeName(dtype)
-                    << " elements is too large";
+  if (!checkedMul(elements_, ir::storageBytes(dtype), &bytes_)) bytes_ = -1;
+  checkAllocation(bytes_, "a buffer of " + std::to_string(elements_) + " " + ir::dtypeName(dtype) +
+                              " elements");
   constexpr int64_t a = rt::kBufferAlignment;
   size_t size = static_cast<size_t>(bytes_ > 0 ? (bytes_ + a - 1) / a * a : a);
   mem_.reset(std::aligned_alloc(static_cast<size_t>(a), size));

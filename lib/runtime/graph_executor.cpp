@@ -37,8 +37,10 @@ struct GraphExecutor::Impl {
   std::vector<std::vector<void*>> args; // per group
   ExecutorStats stats;
   int threads = 0;
+  std::vector<frontend::IndexRange> indexRanges;
 
-  Impl(const frontend::Program& prog, const frontend::ModelPlan& pl) : p(prog), plan(pl) {}
+  Impl(const frontend::Program& prog, const frontend::ModelPlan& pl)
+      : p(prog), plan(pl), indexRanges(frontend::indexRanges(prog)) {}
 
   void compile(const std::map<std::string, std::vector<sched::Step>>& schedules,
                const target::Target& target) {
@@ -183,7 +185,27 @@ std::vector<ir::NDArray> GraphExecutor::run(const std::vector<ir::NDArray>& inpu
                       << ir::typeString(inputs[i].dtype(), inputs[i].shape());
     storeElements(impl_->ptr[p.inputs[i]], inputs[i]);
   }
-  runKernels();
+  // Indices known only at run time: graph inputs are checked before the kernels run, computed
+  // ones right after the kernel that computes them (before a later one reuses their buffer).
+  // The kernels clamp such indices, so a bad one has read a wrong element, nothing else.
+  auto checkIndices = [&](int root) {
+    for (const auto& r : impl_->indexRanges) {
+      if (p.root(r.value) != root || !impl_->ptr[root]) continue;
+      const PValue& v = p.values[r.value];
+      ir::NDArray a = loadElements(impl_->ptr[root], v.dtype, v.shape);
+      for (double x : a.values())
+        if (x < static_cast<double>(r.lo) || x > static_cast<double>(r.hi))
+          WM_USER_ERROR() << p.path << ": node " << r.node << ": index " << static_cast<int64_t>(x)
+                          << " in '" << v.name << "' is out of range [" << r.lo << ", " << r.hi
+                          << "]";
+    }
+  };
+  for (int in : p.inputs) checkIndices(p.root(in));
+  rt::setNumThreads(impl_->threads);
+  for (size_t g = 0; g < impl_->plan.groups.size(); ++g) {
+    impl_->kernels[impl_->plan.groups[g].task]->call(impl_->args[g].data());
+    if (!impl_->indexRanges.empty()) checkIndices(p.root(impl_->plan.groups[g].output));
+  }
   std::vector<ir::NDArray> outs;
   for (int v : p.outputs) {
     const PValue& pv = p.values[v];

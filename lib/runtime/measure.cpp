@@ -264,8 +264,14 @@ private:
     if (!worker_.alive()) worker_.start(exe_);
     WorkerRequest req{++id_, in.workload, in.steps, opts_, target_, in.inject};
     if (!worker_.send(encodeRequest(req))) {
-      std::string why = worker_.reap();
-      return fail(MeasureError::RunError, "cannot reach the worker: " + why);
+      // The worker ended after its last answer (it answers "out of memory" and exits): a
+      // fresh one takes this candidate.
+      worker_.reap();
+      worker_.start(exe_);
+      if (!worker_.send(encodeRequest(req))) {
+        std::string why = worker_.reap();
+        return fail(MeasureError::RunError, "cannot reach the worker: " + why);
+      }
     }
     std::string line;
     bool built = false;
@@ -309,6 +315,7 @@ private:
       res.median = medianOf(res.costs);
       res.iqr = msg.value("iqr", 0.0);
       res.number = msg.value("number", 1);
+      if (res.message.rfind("out of memory", 0) == 0) worker_.stop(); // it ends after this answer
       return res;
     }
   }

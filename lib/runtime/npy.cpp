@@ -1,5 +1,9 @@
 #include <wm/runtime/npy.h>
 #include <wm/support/error.h>
+#include <wm/support/files.h>
+#include <wm/support/int_math.h>
+
+#include <sys/stat.h>
 
 #include <cstring>
 #include <fstream>
@@ -33,11 +37,17 @@ template <typename T> void readValues(const char* p, ir::NDArray* a) {
 } // namespace
 
 ir::NDArray readNpy(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    WM_USER_ERROR() << path << ": not a regular file";
   std::ifstream in(path, std::ios::binary);
   if (!in) WM_USER_ERROR() << path << ": cannot open the file";
   std::stringstream ss;
   ss << in.rdbuf();
-  std::string s = ss.str();
+  return parseNpy(ss.str(), path);
+}
+
+ir::NDArray parseNpy(const std::string& s, const std::string& path) {
   if (s.size() < 10 || s.compare(0, 6, "\x93NUMPY") != 0)
     WM_USER_ERROR() << path << ": not a .npy file";
   int major = static_cast<unsigned char>(s[6]);
@@ -64,10 +74,17 @@ ir::NDArray readNpy(const std::string& path) {
   std::string inner = shape.substr(1, shape.size() - 2);
   std::stringstream ds(inner);
   std::string tok;
+  int64_t elements = 1;
   while (std::getline(ds, tok, ',')) {
-    size_t b = tok.find_first_not_of(" ");
+    size_t b = tok.find_first_not_of(" "), e = tok.find_last_not_of(" ");
     if (b == std::string::npos) continue;
-    dims.push_back(std::stoll(tok.substr(b)));
+    std::string d = tok.substr(b, e - b + 1);
+    if (d.empty() || d.size() > 18 || d.find_first_not_of("0123456789") != std::string::npos)
+      WM_USER_ERROR() << path << ": shape " << shape << ": '" << d
+                      << "' is not a dimension (a non-negative integer)";
+    dims.push_back(std::stoll(d));
+    if (!checkedMul(elements, dims.back(), &elements))
+      WM_USER_ERROR() << path << ": shape " << shape << " has more elements than fit in memory";
   }
   ir::DType t;
   size_t esize;
@@ -89,11 +106,14 @@ ir::NDArray readNpy(const std::string& path) {
   } else
     WM_USER_ERROR() << path << ": element type '" << descr
                     << "' is not supported (<f4, <f8, <i4, <i8, |b1 are)";
-  ir::NDArray a(t, dims);
+  // The bytes must be present before anything is allocated for them.
   size_t data = off + hlen;
-  if (s.size() != data + static_cast<size_t>(a.size()) * esize)
-    WM_USER_ERROR() << path << ": holds " << (s.size() - data) << " data bytes, the shape needs "
-                    << a.size() * static_cast<int64_t>(esize);
+  int64_t need = 0;
+  if (!checkedMul(elements, static_cast<int64_t>(esize), &need) ||
+      static_cast<uint64_t>(need) != s.size() - data)
+    WM_USER_ERROR() << path << ": holds " << (s.size() - data) << " data bytes, the shape " << shape
+                    << " needs " << (need > 0 ? std::to_string(need) : "more");
+  ir::NDArray a(t, dims);
   const char* p = s.data() + data;
   if (descr == "<f4")
     readValues<float>(p, &a);
@@ -125,8 +145,7 @@ void writeNpy(const std::string& path, const ir::NDArray& a) {
       std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
   while ((10 + header.size() + 1) % 64) header += ' ';
   header += '\n';
-  std::ofstream out(path, std::ios::binary);
-  if (!out) WM_USER_ERROR() << path << ": cannot write the file";
+  std::ostringstream out;
   out.write("\x93NUMPY\x01\x00", 8);
   uint16_t hl = static_cast<uint16_t>(header.size());
   char h[2] = {static_cast<char>(hl & 0xff), static_cast<char>(hl >> 8)};
@@ -157,7 +176,7 @@ void writeNpy(const std::string& path, const ir::NDArray& a) {
     }
     }
   }
-  if (!out) WM_USER_ERROR() << path << ": write failed";
+  writeFileAtomically(path, out.str());
 }
 
 } // namespace wm::runtime

@@ -9,6 +9,7 @@
 #include <wm/schedule/steps.h>
 #include <wm/support/error.h>
 #include <wm/support/int_math.h>
+#include <wm/support/limits.h>
 
 #include <sys/mman.h>
 
@@ -95,6 +96,7 @@ int64_t bufferBytes(const ir::Buffer& b) {
   int64_t bytes = 0;
   if (!checkedMul(b->allocElements(), ir::storageBytes(b->dtype), &bytes))
     WM_USER_ERROR() << "buffer " << b->name << " is too large";
+  checkAllocation(bytes, "buffer " + b->name);
   return bytes;
 }
 
@@ -169,6 +171,8 @@ MeasureResult ProgramRunner::run(const TaskData& task, BuiltProgram& program,
   auto outs = outputsFor(device_, program.func);
   auto args = argsOf(task.inputs, outs);
   if (inject == "crash") std::raise(SIGSEGV);
+  if (inject == "alloc_bomb") // a kernel that allocates without bound (1 GiB at a time)
+    while (true) wm_alloc(int64_t(1) << 30);
   if (inject == "hang")
     while (true) std::this_thread::sleep_for(std::chrono::seconds(1));
   auto first0 = Clock::now();

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <climits>
 #include <sstream>
 #include <unordered_map>
 
@@ -107,11 +108,29 @@ std::string applySplitLengths(State& s, int stage, int iter, const std::vector<i
   std::string e = checkLoop(s, stage, iter);
   if (!e.empty()) return e;
   if (lengths.empty()) return "split needs at least one length";
-  for (int64_t l : lengths)
+  for (int64_t l : lengths) {
     if (l < 0) return Err() << "split length " << l << " is negative";
+    if (l > kMaxSplitLength)
+      return Err() << "split length " << l << " is larger than any loop (" << kMaxSplitLength
+                   << ")";
+  }
   const auto& cst = s.stage(stage);
   int parent = cst.leaves[iter];
   const Iterator& p = cst.iters[parent];
+  // Ansor's rule: the known lengths multiply to at most the loop's extent (longer splits only
+  // add empty iterations, and absurd ones overflow the loop arithmetic).
+  if (p.extent > 0) {
+    int64_t prod = 1;
+    for (int64_t l : lengths) {
+      if (l == 0) continue;
+      if (l > p.extent)
+        return Err() << "split length " << l << " exceeds the loop's extent " << p.extent;
+      prod *= l; // both <= extent: no overflow
+      if (prod > p.extent)
+        return Err() << "split lengths multiply to " << prod << ", more than the loop's extent "
+                     << p.extent;
+    }
+  }
   if (p.annotation != Annotation::None)
     return Err() << "cannot split loop " << p.name << ": it is annotated "
                  << annotationName(p.annotation);
@@ -286,6 +305,8 @@ std::string apply(State& s, const StorageAlignStep& x) {
     return Err() << "axis " << x.iter << " out of range for " << cst.op->name << " (rank "
                  << cst.numSpatialRoot << ")";
   if (x.factor < 1) return "storage_align factor must be >= 1";
+  if (x.factor > kMaxStorageAlign)
+    return Err() << "storage_align factor " << x.factor << " is larger than " << kMaxStorageAlign;
   if (x.offset < 0 || x.offset >= x.factor) return "storage_align offset must be in [0, factor)";
   StageNode& st = s.mutableStage(x.stage);
   st.aligns.erase(std::remove_if(st.aligns.begin(), st.aligns.end(),
@@ -703,10 +724,11 @@ struct Fields {
     return a[k];
   }
   int i(size_t k, const char* what) const {
-    const json& v = at(k, what);
-    if (!v.is_number_integer())
-      throw UserError(tag + ": field " + std::to_string(k) + " (" + what + ") is not an integer");
-    return v.get<int>();
+    int64_t v = i64(k, what);
+    if (v < INT32_MIN || v > INT32_MAX)
+      throw UserError(tag + ": field " + std::to_string(k) + " (" + what + ") " +
+                      std::to_string(v) + " is out of range");
+    return static_cast<int>(v);
   }
   int64_t i64(size_t k, const char* what) const {
     const json& v = at(k, what);
@@ -727,7 +749,10 @@ struct Fields {
     std::vector<int> out;
     for (auto& e : v) {
       if (!e.is_number_integer()) throw UserError(tag + ": " + what + " holds a non-integer");
-      out.push_back(e.get<int>());
+      int64_t x = e.get<int64_t>();
+      if (x < INT32_MIN || x > INT32_MAX)
+        throw UserError(tag + ": " + what + " holds " + std::to_string(x) + ", out of range");
+      out.push_back(static_cast<int>(x));
     }
     return out;
   }
@@ -839,6 +864,10 @@ std::string stepsToJson(const std::vector<Step>& steps) {
 
 bool stepsFromJson(const std::string& text, std::vector<Step>* steps, std::string* error) {
   json a;
+  if (jsonDepth(text) > kMaxJsonDepth) {
+    *error = "JSON nested more than " + std::to_string(kMaxJsonDepth) + " levels deep";
+    return false;
+  }
   try {
     a = json::parse(text);
   } catch (const json::parse_error& e) {

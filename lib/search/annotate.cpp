@@ -110,7 +110,9 @@ bool bindThreads(State& s, int i, const target::Target& hw, Rng& rng) {
   if (sp.size() > 1 && !applyStep(s, FuseStep{i, sp}).empty()) return false;
   int64_t extent = s.stage(i).leaf(0).extent;
   static const std::vector<int64_t> choices{32, 64, 128, 256, 512};
-  int64_t t = choices[rng.uniformInt(0, static_cast<int64_t>(choices.size()) - 1)];
+  // (never more threads than iterations: a split longer than its loop is refused)
+  int64_t t =
+      std::min(extent, choices[rng.uniformInt(0, static_cast<int64_t>(choices.size()) - 1)]);
   if (!applyStep(s, SplitStep{i, 0, extent, {t}, true}).empty()) return false;
   return applyStep(s, AnnotationStep{i, 0, Annotation::BlockX}).empty() &&
          applyStep(s, AnnotationStep{i, 1, Annotation::ThreadX}).empty();

@@ -3,14 +3,19 @@
 #include <wm/schedule/steps.h>
 #include <wm/search/tuning_log.h>
 #include <wm/support/error.h>
+#include <wm/support/strings.h>
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -46,6 +51,7 @@ std::string TuningLog::toLine(const TuningRecord& r) {
 
 bool TuningLog::fromLine(const std::string& line, TuningRecord* r, std::string* error) {
   try {
+    if (jsonDepth(line) > kMaxJsonDepth) throw std::runtime_error("nested too deeply");
     auto j = nlohmann::json::parse(line);
     if (!j.is_object()) throw std::runtime_error("not an object");
     r->version = j.at("v").get<int>();
@@ -73,13 +79,34 @@ bool TuningLog::fromLine(const std::string& line, TuningRecord* r, std::string* 
 }
 
 TuningLog::TuningLog(std::string path, Mode mode) : path_(std::move(path)) {
+  struct stat st;
+  bool exists = stat(path_.c_str(), &st) == 0;
+  if (exists && !S_ISREG(st.st_mode)) WM_USER_ERROR() << path_ << ": not a regular file";
+  if (!exists && mode == Mode::Read) WM_USER_ERROR() << path_ << ": no such file";
+  if (mode == Mode::Append) {
+    // One writer per log: the lock is taken before reading, so no other tuner appends between
+    // what this one reads and what it writes. Close-on-exec: measurement workers run generated
+    // code and must not inherit the log.
+    fd_ = open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd_ < 0)
+      WM_USER_ERROR() << path_ << ": cannot open the tuning log for writing ("
+                      << std::strerror(errno) << ")";
+    if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      int e = errno;
+      close(fd_);
+      fd_ = -1;
+      if (e == EWOULDBLOCK)
+        WM_USER_ERROR() << path_
+                        << ": another wmtune is writing this tuning log (one writer per log; "
+                           "wait for it or give another --log)";
+      WM_USER_ERROR() << path_ << ": cannot lock the tuning log (" << std::strerror(e) << ")";
+    }
+  }
   std::string text;
   {
     std::ifstream in(path_, std::ios::binary);
-    if (!in && mode == Mode::Read)
-      WM_USER_ERROR() << path_
-                      << (std::filesystem::exists(path_) ? ": cannot read the tuning log"
-                                                         : ": no such file");
+    if (!in && (mode == Mode::Read || exists))
+      WM_USER_ERROR() << path_ << ": cannot read the tuning log";
     if (in) {
       std::stringstream ss;
       ss << in.rdbuf();
@@ -108,8 +135,6 @@ TuningLog::TuningLog(std::string path, Mode mode) : path_(std::move(path)) {
     records_.push_back(std::move(r));
   }
   if (mode == Mode::Read) return;
-  fd_ = open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  if (fd_ < 0) WM_USER_ERROR() << path_ << ": cannot open the tuning log for writing";
   if (keep != text.size() && ftruncate(fd_, static_cast<off_t>(keep)) != 0)
     WM_USER_ERROR() << path_ << ": cannot drop the truncated last line";
 }

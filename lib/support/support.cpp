@@ -1,16 +1,60 @@
 // Implementation of the small support helpers (hash formatting, strings, logging set-up).
+#include <wm/support/error.h>
 #include <wm/support/hash.h>
+#include <wm/support/limits.h>
 #include <wm/support/log.h>
 #include <wm/support/strings.h>
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <limits>
 
 namespace wm {
+
+int64_t physicalMemoryBytes() {
+  static const int64_t bytes = [] {
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
+    if (pages <= 0 || size <= 0) return int64_t(1) << 40; // unknown: no tighter limit
+    return static_cast<int64_t>(pages) * size;
+  }();
+  return bytes;
+}
+
+void checkAllocation(int64_t bytes, const std::string& what) {
+  if (bytes < 0 || bytes > physicalMemoryBytes())
+    WM_USER_ERROR() << what << ": needs "
+                    << (bytes < 0 ? std::string("more than 2^63") : std::to_string(bytes))
+                    << " bytes, more than this machine's " << physicalMemoryBytes()
+                    << " bytes of memory";
+}
+
+int jsonDepth(std::string_view text) {
+  int depth = 0, deepest = 0;
+  bool inString = false, escaped = false;
+  for (char c : text) {
+    if (inString) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        inString = false;
+    } else if (c == '"') {
+      inString = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return deepest;
+}
 
 std::string hashToHex(uint64_t h) {
   static const char* digits = "0123456789abcdef";

@@ -1,4 +1,5 @@
 // Targets (see target.h).
+#include <wm/support/strings.h>
 #include <wm/target/target.h>
 
 #include <nlohmann/json.hpp>
@@ -106,6 +107,7 @@ std::string Target::toJson() const {
 
 bool Target::fromJson(const std::string& text, Target* out, std::string* error) {
   try {
+    if (jsonDepth(text) > kMaxJsonDepth) throw std::runtime_error("nested too deeply");
     auto j = nlohmann::json::parse(text);
     Target t;
     std::string kind = j.at("kind").get<std::string>();

@@ -93,9 +93,11 @@ expect 0 '[1-4] tuned from the log' -- run "$M/mlp.onnx" --log "$TMP/mlp.jsonl" 
 # eval-model read; a file that is not a checkpoint is refused
 expect 0 'trials  *errors' -- tune -w gemm:M=64,N=64,K=64 --cost-model wm --trials 12 --per-round 6 --log "$TMP/wm.jsonl" --population 64 --generations 1 --min-ms 5
 if "$py" -c "import json,sys; r=[json.loads(l) for l in open(sys.argv[1])]; f=[x for x in r if not x.get('remeasure')]; assert len(f)==12 and all(x['model']=='wm' for x in r)" "$TMP/wm.jsonl"; then ok; else bad "wm records"; fi
-expect 0 'wrote .*wm.pt' -- train "$TMP/wm.jsonl" "$TMP/mlp.jsonl" -o "$TMP/wm.pt" --steps 20 --wm-latent 16 --wm-hidden 32
+expect 0 'wrote .*wm.pt' -- train "$TMP/wm.jsonl" "$TMP/mlp.jsonl" --onnx "$M/mlp.onnx" -o "$TMP/wm.pt" --steps 20 --wm-latent 16 --wm-hidden 32
 expect 0 'trials  *errors' -- tune -w gemm:M=64,N=64,K=32 --cost-model wm --init "$TMP/wm.pt" --trials 4 --log "$TMP/wm2.jsonl" --population 32 --generations 1 --min-ms 5
-expect 0 'pairwise accuracy +[0-9.]+' -- eval-model --model "$TMP/wm.pt" "$TMP/mlp.jsonl"
+expect 0 'pairwise accuracy +[0-9.]+' -- eval-model --model "$TMP/wm.pt" "$TMP/mlp.jsonl" --onnx "$M/mlp.onnx"
+# a log is data: its onnx: workloads resolve only among the models given with --onnx
+expect 2 'names the model .*mlp.onnx, which was not given' -- eval-model --model random "$TMP/mlp.jsonl"
 expect 0 'also in the training logs' -- eval-model --model ansor --train "$TMP/wm.jsonl" "$TMP/wm.jsonl"
 expect 2 'not a world-model checkpoint' -- tune -w gemm:M=64,N=64,K=64 --cost-model wm --init "$M/not_onnx.onnx" --trials 1 --log "$TMP/x.jsonl"
 expect 2 'no such file' -- tune -w gemm:M=64,N=64,K=64 --cost-model wm --init "$TMP/none.pt" --trials 1 --log "$TMP/x.jsonl"

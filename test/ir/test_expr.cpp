@@ -29,7 +29,12 @@ TEST_CASE("compute ops check their bodies", "[ir]") {
   Var stray("stray");
   CHECK_THROWS_AS(compute("B", "t", {4, 4}, [&](auto& ax) { return at(A, ax[0], stray); }),
                   wm::InternalError);
-  CHECK_THROWS_AS(placeholder("Z", {4, 0}), wm::InternalError);
+  // shapes are input: a bad one is the user's error, an overflowing one too
+  CHECK_THROWS_AS(placeholder("Z", {4, 0}), wm::UserError);
+  CHECK_THROWS_AS(placeholder("H", {int64_t(1) << 32, int64_t(1) << 32}), wm::UserError);
+  CHECK_THROWS_AS(reduce("R", "t", {int64_t(1) << 30}, ReduceKind::Sum, {int64_t(1) << 35},
+                         [&](auto&, auto&) { return Expr(); }),
+                  wm::UserError);
   Tensor B = compute("B", "t", {4, 4}, [&](auto& ax) { return at(A, ax[1], ax[0]) * 2.0; });
   CHECK(B->dtype == DType::F32);
   CHECK(B->axes.size() == 2);

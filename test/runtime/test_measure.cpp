@@ -1,6 +1,6 @@
 // Measurement tests with injected faults: a crashing, an endless and a wrong kernel (and a
-// build that hangs, and one that fails) each give their error code, and the next candidate is
-// measured normally by a fresh worker.
+// build that hangs, and one that fails, and a kernel that allocates without bound) each give
+// their error code, and the next candidate is measured normally by a fresh worker.
 #include <wm/codegen/codegen.h>
 #include <wm/runtime/measure.h>
 
@@ -25,14 +25,16 @@ TEST_CASE("faulty candidates cost one error record each", "[measure]") {
       {spec, good, ""}, {spec, good, "wrong"},
       {spec, good, ""}, {spec, good, "build_hang"},
       {spec, good, ""}, {spec, {sched::SplitStep{2, 9, 32, {8}, true}}, ""},
-      {spec, {}, ""},
+      {spec, {}, ""},   {spec, good, "alloc_bomb"},
+      {spec, good, ""},
   };
   auto r = m->measure(in);
   REQUIRE(r.size() == in.size());
   std::vector<MeasureError> expect{
       MeasureError::None, MeasureError::RunError,    MeasureError::None, MeasureError::RunTimeout,
       MeasureError::None, MeasureError::WrongAnswer, MeasureError::None, MeasureError::BuildTimeout,
-      MeasureError::None, MeasureError::BuildError,  MeasureError::None};
+      MeasureError::None, MeasureError::BuildError,  MeasureError::None, MeasureError::RunError,
+      MeasureError::None};
   for (size_t i = 0; i < r.size(); ++i) {
     INFO("candidate " << i << ": " << runtime::measureErrorName(r[i].error) << " " << r[i].message);
     CHECK(r[i].error == expect[i]);
@@ -44,4 +46,5 @@ TEST_CASE("faulty candidates cost one error record each", "[measure]") {
   }
   CHECK_THAT(r[1].message, Catch::Contains("signal 11"));
   CHECK_THAT(r[9].message, Catch::Contains("step 0"));
+  CHECK_THAT(r[11].message, Catch::Contains("out of memory")); // the worker's address-space limit
 }

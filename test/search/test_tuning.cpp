@@ -170,11 +170,14 @@ TEST_CASE("the best few of a task are re-measured and only re-measured figures a
   o.remeasureTop = 3;
   LuckyFirstMeasurer m;
   auto model = costmodel::makeRandomModel(3);
-  TuningLog log(path, TuningLog::Mode::Append);
-  auto sum = tune(tasks, o, m, *model, log, "random");
+  auto log = std::make_unique<TuningLog>(path, TuningLog::Mode::Append);
+  // One writer per log: a second appender is refused while this one is open; readers are not.
+  CHECK_THROWS_AS(TuningLog(path, TuningLog::Mode::Append), UserError);
+  CHECK_NOTHROW(TuningLog(path, TuningLog::Mode::Read));
+  auto sum = tune(tasks, o, m, *model, *log, "random");
   int fresh = 0, again = 0;
   std::map<std::string, double> latest;
-  for (auto& r : log.records()) {
+  for (auto& r : log->records()) {
     (r.remeasure ? again : fresh) += 1;
     latest[r.stepsKey()] = r.median();
   }
@@ -182,12 +185,13 @@ TEST_CASE("the best few of a task are re-measured and only re-measured figures a
   CHECK(again >= 3);
   CHECK(sum.tasks[0].trials == 12); // re-measures are not trials
   // Every first figure was 10x too good: the reported best is a re-measured (real) one.
-  auto best = bestRecords(log.records(), target::ansorCpuDefaults(2));
+  auto best = bestRecords(log->records(), target::ansorCpuDefaults(2));
   REQUIRE(best.count(w.dag.workloadKey()));
   CHECK(best.at(w.dag.workloadKey())->remeasure);
   CHECK(sum.tasks[0].best == Approx(best.at(w.dag.workloadKey())->median()));
   // Resuming reads the re-measurements back: no new trial, no state re-measured twice, and
   // the best is still a re-measured figure.
+  log.reset(); // the first tuner ends (its lock with it)
   TuningLog again2(path, TuningLog::Mode::Append);
   auto sum2 = tune(tasks, o, m, *model, again2, "random");
   CHECK(sum2.tasks[0].trials == 12);

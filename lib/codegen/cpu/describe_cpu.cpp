@@ -31,9 +31,31 @@ target::CpuDescription describeCpu(const std::string& mcpu, const std::string& m
   std::string err;
   const llvm::Target* t = llvm::TargetRegistry::lookupTarget(d.triple, err);
   if (!t) throw UserError("LLVM target " + d.triple + ": " + err);
+  // Names are checked against a generic subtarget first: LLVM only warns about unknown ones
+  // (and later aborts on some), so they never reach it.
+  std::unique_ptr<llvm::MCSubtargetInfo> generic(t->createMCSubtargetInfo(d.triple, "", ""));
+  if (!generic) throw UserError("LLVM target " + d.triple + ": no subtarget information");
+  if (!generic->isCPUStringValid(d.cpu))
+    throw UserError("--mcpu " + d.cpu + ": not a CPU LLVM knows for " + d.triple +
+                    " (see `llc -mcpu=help`)");
+  if (!mattr.empty()) {
+    auto known = generic->getAllProcessorFeatures();
+    size_t start = 0;
+    while (start <= mattr.size()) {
+      size_t end = std::min(mattr.find(',', start), mattr.size());
+      std::string f = mattr.substr(start, end - start);
+      start = end + 1;
+      if (f.empty()) continue;
+      std::string name = (f[0] == '+' || f[0] == '-') ? f.substr(1) : "";
+      bool ok = !name.empty() && std::any_of(known.begin(), known.end(),
+                                             [&](const auto& kv) { return name == kv.Key; });
+      if (!ok)
+        throw UserError("--mattr " + f + ": not a feature LLVM knows for " + d.triple +
+                        " (write +name or -name, e.g. +avx2,+fma)");
+    }
+  }
   std::unique_ptr<llvm::MCSubtargetInfo> sti(t->createMCSubtargetInfo(d.triple, d.cpu, d.features));
-  if (!sti || !sti->isCPUStringValid(d.cpu))
-    throw UserError("--mcpu " + d.cpu + ": LLVM does not know this CPU");
+  if (!sti) throw UserError("--mcpu " + d.cpu + ": LLVM has no subtarget for it");
   d.vectorBytes = sti->checkFeatures("+avx512f") ? 64 : sti->checkFeatures("+avx") ? 32 : 16;
   return d;
 }

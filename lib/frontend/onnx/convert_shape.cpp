@@ -223,6 +223,9 @@ Outs convertGather(ConvertContext& c) {
                          ax.begin() + static_cast<long>(axis + q));
     Expr iv = castTo(read(ind, ii), kIndexType);
     iv = select(iv < 0.0, iv + static_cast<double>(n), iv);
+    // Indices known only at run time are clamped: a bad one reads a wrong element, never
+    // outside the buffer (the executor reports it: frontend::indexRanges).
+    if (!c.isConstant(1)) iv = min(max(iv, constLike(iv, 0)), constLike(iv, double(n - 1)));
     std::vector<Expr> idx(ax.begin(), ax.begin() + static_cast<long>(axis));
     idx.push_back(iv);
     idx.insert(idx.end(), ax.begin() + static_cast<long>(axis + q), ax.end());

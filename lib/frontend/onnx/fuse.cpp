@@ -16,6 +16,7 @@
 #include <wm/support/error.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <numeric>
@@ -314,6 +315,23 @@ ModelPlan planModel(const Program& p) {
   return plan;
 }
 
+std::vector<IndexRange> indexRanges(const Program& p) {
+  std::vector<IndexRange> out;
+  for (const PNode& n : p.nodes) {
+    if (n.node.op != "Gather" || n.inputs.size() < 2 || n.inputs[0] < 0 || n.inputs[1] < 0)
+      continue;
+    if (p.values[p.root(n.inputs[1])].constant) continue; // checked when converted
+    const ir::Shape& data = p.values[n.inputs[0]].shape;
+    auto it = n.node.attrs.find("axis");
+    int64_t axis = it == n.node.attrs.end() ? 0 : it->second.i;
+    if (axis < 0) axis += static_cast<int64_t>(data.size());
+    if (axis < 0 || axis >= static_cast<int64_t>(data.size())) continue; // refused when converted
+    int64_t dim = data[static_cast<size_t>(axis)];
+    out.push_back({n.inputs[1], -dim, dim - 1, n.node.name});
+  }
+  return out;
+}
+
 std::string onnxTaskSpec(const std::string& path, const std::string& key) {
   return "onnx:" + path + "#" + key;
 }
@@ -344,6 +362,30 @@ ComputeDAG onnxTaskDag(const std::string& spec) {
 ComputeDAG workloadDag(const std::string& spec) {
   if (spec.rfind("onnx:", 0) == 0) return onnxTaskDag(spec);
   return parseWorkload(spec).dag;
+}
+
+namespace {
+std::string canonicalPath(const std::string& p) {
+  std::error_code ec;
+  auto c = std::filesystem::weakly_canonical(p, ec);
+  return ec ? p : c.string();
+}
+} // namespace
+
+std::function<ComputeDAG(const std::string&)>
+logWorkloadResolver(const std::vector<std::string>& models) {
+  std::set<std::string> allowed;
+  for (auto& m : models) allowed.insert(canonicalPath(m));
+  return [allowed](const std::string& spec) {
+    if (spec.rfind("onnx:", 0) == 0) {
+      size_t hash = spec.rfind('#');
+      std::string path = spec.substr(5, hash == std::string::npos ? std::string::npos : hash - 5);
+      if (!allowed.count(canonicalPath(path)))
+        WM_USER_ERROR() << "its workload names the model " << path
+                        << ", which was not given (pass it with --onnx to use these records)";
+    }
+    return workloadDag(spec);
+  };
 }
 
 } // namespace wm::frontend

@@ -2,10 +2,14 @@
 // check, which names the node), shape inference, initializers (raw and typed data).
 #include <wm/frontend/graph.h>
 #include <wm/support/error.h>
+#include <wm/support/int_math.h>
+#include <wm/support/limits.h>
 
 #include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
+
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cstring>
@@ -84,10 +88,29 @@ ir::NDArray tensorFromProto(const onnx::TensorProto& t, const std::string& what)
   int64_t n = 1;
   for (int64_t d : shape) {
     if (d < 0) WM_USER_ERROR() << what << ": negative dimension " << d;
-    n *= d;
+    if (!checkedMul(n, d, &n) || n > kMaxTensorElements)
+      WM_USER_ERROR() << what << ": its shape has more elements than any memory holds";
   }
-  ir::NDArray a(dt, shape);
+  // The values must be present before anything is allocated for them.
   const bool raw = t.has_raw_data();
+  int64_t present = 0;
+  switch (t.data_type()) {
+  case onnx::TensorProto::FLOAT:
+    present = raw ? static_cast<int64_t>(t.raw_data().size() / 4) : t.float_data_size();
+    break;
+  case onnx::TensorProto::INT32:
+    present = raw ? static_cast<int64_t>(t.raw_data().size() / 4) : t.int32_data_size();
+    break;
+  case onnx::TensorProto::BOOL:
+    present = raw ? static_cast<int64_t>(t.raw_data().size()) : t.int32_data_size();
+    break;
+  case onnx::TensorProto::INT64:
+    present = raw ? static_cast<int64_t>(t.raw_data().size() / 8) : t.int64_data_size();
+    break;
+  }
+  if (present < n)
+    WM_USER_ERROR() << what << ": holds " << present << " values, the shape needs " << n;
+  ir::NDArray a(dt, shape);
   switch (t.data_type()) {
   case onnx::TensorProto::FLOAT:
     raw ? fromRaw<float>(t.raw_data(), n, &a, what) : fromTyped(t.float_data(), n, &a, what);
@@ -293,7 +316,16 @@ Graph loadOnnxFromBytes(const std::string& bytes, const std::string& name) {
   return graphOf(model, name);
 }
 
+/// A model or tensor file must be a regular file (a FIFO would hang the reader, a device such
+/// as /dev/zero would never end).
+static void requireRegularFile(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    WM_USER_ERROR() << path << ": not a regular file";
+}
+
 Graph loadOnnx(const std::string& path) {
+  requireRegularFile(path);
   std::ifstream in(path, std::ios::binary);
   if (!in) WM_USER_ERROR() << path << ": cannot open the file";
   std::stringstream ss;
@@ -317,6 +349,7 @@ void bindInputAsConstant(Graph& g, const std::string& name, ir::NDArray value) {
 }
 
 ir::NDArray loadTensorProto(const std::string& path, std::string* name) {
+  requireRegularFile(path);
   std::ifstream in(path, std::ios::binary);
   if (!in) WM_USER_ERROR() << path << ": cannot open the file";
   std::stringstream ss;

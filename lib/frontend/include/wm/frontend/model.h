@@ -11,6 +11,7 @@
 #include <wm/frontend/graph.h>
 #include <wm/ir/compute_dag.h>
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,6 +49,17 @@ struct Program {
 };
 
 Program buildProgram(const Graph& g);
+
+/// An integer value that indexes (Gather's indices) and is known only at run time: every
+/// element must lie in [lo, hi] (ONNX: out-of-range indices are an error). The kernels clamp
+/// such indices, so a bad one never reads outside a buffer; the executor checks the values and
+/// reports the node.
+struct IndexRange {
+  int value = -1;
+  int64_t lo = 0, hi = 0;
+  std::string node;
+};
+std::vector<IndexRange> indexRanges(const Program& p);
 
 struct FusedGroup {
   std::vector<int> nodes; ///< node indices, topological order; the last computes the output
@@ -87,5 +99,11 @@ std::vector<std::string> supportedOnnxOps();
 /// The DAG of any workload spec: a built-in `op:key=value,...` or an `onnx:` model task
 /// (what measurement workers and log readers resolve specs with).
 ir::ComputeDAG workloadDag(const std::string& spec);
+
+/// workloadDag for specs read from a log, which is data: an `onnx:` spec resolves only when its
+/// model is one of `models` (the files the user named; compared as canonical paths), so a log
+/// cannot make wmtune open any other path. UserError otherwise (log readers skip the task).
+std::function<ir::ComputeDAG(const std::string&)>
+logWorkloadResolver(const std::vector<std::string>& models);
 
 } // namespace wm::frontend

@@ -9,6 +9,8 @@
 namespace wm::runtime {
 
 ir::NDArray readNpy(const std::string& path);
+/// The array in the bytes of a .npy file; `path` names it in messages.
+ir::NDArray parseNpy(const std::string& bytes, const std::string& path);
 void writeNpy(const std::string& path, const ir::NDArray& a);
 
 } // namespace wm::runtime

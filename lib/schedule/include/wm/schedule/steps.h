@@ -13,6 +13,10 @@
 
 namespace wm::sched {
 
+/// Limits on numbers in steps (a schedule is input: a log or a file can hold anything).
+inline constexpr int64_t kMaxSplitLength = int64_t(1) << 31;
+inline constexpr int64_t kMaxStorageAlign = int64_t(1) << 16;
+
 /// Applies s to state and appends it to the history; "" on success, else the reason.
 std::string applyStep(State& state, const Step& s);
 

@@ -1,6 +1,8 @@
 // Files written whole: to a temporary name beside the target, written and flushed to disk with
 // every write checked, then renamed over it, so a reader (or a full disk, or a kill) never sees
-// a half-written file and the previous file survives any failure.
+// a half-written file and the previous file survives any failure. A target that is not a
+// regular file (a device such as /dev/stdout or /dev/full, a FIFO) is written in place, every
+// write checked; a symbolic link is followed (the file it names is replaced, not the link).
 #pragma once
 
 #include <string>
@@ -9,5 +11,13 @@ namespace wm {
 
 /// UserError naming the path when any step fails (the temporary file is removed).
 void writeFileAtomically(const std::string& path, const std::string& contents);
+
+/// Before long work: UserError naming the path (and `what`, e.g. "--json") unless the file can
+/// be written later — its directory exists and takes a new file, or an existing non-regular
+/// file opens for writing. Writes nothing that stays behind.
+void checkWritable(const std::string& path, const std::string& what);
+
+/// Flushes stdout; UserError when anything written to it was lost (a full disk, a closed pipe).
+void checkStdout();
 
 } // namespace wm

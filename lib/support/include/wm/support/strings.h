@@ -18,4 +18,9 @@ std::optional<double> parseDouble(std::string_view s);
 /// 1234567 -> "1,234,567".
 std::string withThousands(int64_t v);
 
+/// The deepest nesting of [ and { in JSON text (outside strings). Parsers recurse once per
+/// level: input is refused above kMaxJsonDepth before it reaches one.
+int jsonDepth(std::string_view text);
+inline constexpr int kMaxJsonDepth = 64;
+
 } // namespace wm

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (clang-19, ASan+UBSan, no libtorch) in build-fuzz/ and runs each
+# for SECONDS (default 600), two at a time, starting from the checked-in seeds; prints one line
+# per target (executions, coverage, findings). New corpus entries stay under out/fuzz/<name>/;
+# findings (crash-*, leak-*, timeout-*) under out/fuzz/findings/ — replay one with
+# build/test/wm_fuzz_<name>_replay FILE, fix, and add it to test/fuzz/corpus/<name>/ as finding-*.
+# usage: bash scripts/fuzz.sh [SECONDS] [TARGET...]
+set -eu
+root=$(cd "$(dirname "$0")/.." && pwd)
+secs=${1:-600}
+shift || true
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(spec schedule log npy onnx)
+command -v clang++-19 >/dev/null || { echo "fuzz.sh: needs clang-19 and libfuzzer-19-dev (apt)"; exit 2; }
+cmake -S "$root" -B "$root/build-fuzz" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_CXX_COMPILER=clang++-19 -DWM_FUZZ=ON -DWM_SANITIZE=address,undefined -DWM_WITH_TORCH=OFF >/dev/null
+ninja -C "$root/build-fuzz" $(printf 'test/wm_fuzz_%s ' "${targets[@]}") >/dev/null
+out="$root/out/fuzz"
+mkdir -p "$out/findings"
+run_one() {
+  local t=$1 secs=$2 root=$3 out=$4
+  mkdir -p "$out/$t"
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    "$root/build-fuzz/test/wm_fuzz_$t" "$out/$t" "$root/test/fuzz/corpus/$t" \
+    -max_total_time="$secs" -rss_limit_mb=4096 -timeout=30 -max_len=65536 \
+    -artifact_prefix="$out/findings/$t-" -print_final_stats=1 >"$out/$t.log" 2>&1 || true
+  local execs cov
+  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$out/$t.log" | grep -o '[0-9]*$' || echo "?")
+  cov=$(grep -o 'cov: [0-9]*' "$out/$t.log" | tail -1 | grep -o '[0-9]*' || echo "?")
+  echo "$t: ${secs} s, ${execs} executions, coverage ${cov}, findings $(ls "$out/findings" | grep -c "^$t-" || true)"
+}
+export -f run_one
+printf '%s\n' "${targets[@]}" | xargs -P 2 -I{} bash -c "run_one {} $secs '$root' '$out'"
