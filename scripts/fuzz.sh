@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (clang-19, ASan+UBSan, no libtorch) in build-fuzz/ and runs each
-# for SECONDS (default 600), two at a time, starting from the checked-in seeds; prints one line
-# per target (executions, coverage, findings). New corpus entries stay under out/fuzz/<name>/;
+# for SECONDS (default 600), two at a time, starting from the checked-in seeds, going on after a
+# finding (fork mode); prints one line per target (executions, coverage, findings). New corpus entries stay under out/fuzz/<name>/;
 # findings (crash-*, leak-*, timeout-*) under out/fuzz/findings/ — replay one with
 # build/test/wm_fuzz_<name>_replay FILE, fix, and add it to test/fuzz/corpus/<name>/ as finding-*.
 # usage: bash scripts/fuzz.sh [SECONDS] [TARGET...]
@@ -23,10 +23,12 @@ run_one() {
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     "$root/build-fuzz/test/wm_fuzz_$t" "$out/$t" "$root/test/fuzz/corpus/$t" \
     -max_total_time="$secs" -rss_limit_mb=4096 -timeout=30 -max_len=65536 \
-    -artifact_prefix="$out/findings/$t-" -print_final_stats=1 >"$out/$t.log" 2>&1 || true
+    -fork=1 -ignore_crashes=1 -ignore_ooms=1 -ignore_timeouts=1 \
+    -artifact_prefix="$out/findings/$t-" >"$out/$t.log" 2>&1 || true
+  # fork mode keeps going after a finding; its status lines read "#EXECS: cov: N ft: ..."
   local execs cov
-  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$out/$t.log" | grep -o '[0-9]*$' || echo "?")
-  cov=$(grep -o 'cov: [0-9]*' "$out/$t.log" | tail -1 | grep -o '[0-9]*' || echo "?")
+  execs=$(grep -oE '^#[0-9]+' "$out/$t.log" | tail -1 | tr -d '#')
+  cov=$(grep -oE 'cov: [0-9]+' "$out/$t.log" | tail -1 | grep -oE '[0-9]+')
   echo "$t: ${secs} s, ${execs} executions, coverage ${cov}, findings $(ls "$out/findings" | grep -c "^$t-" || true)"
 }
 export -f run_one

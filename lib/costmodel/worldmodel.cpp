@@ -8,6 +8,8 @@
 #include <wm/support/hash.h>
 #include <wm/support/rng.h>
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -144,6 +146,9 @@ struct WorldModel::Impl {
   }
 
   void load(const std::string& path) {
+    struct stat st;
+    if (stat(path.c_str(), &st) != 0) WM_USER_ERROR() << path << ": no such file";
+    if (!S_ISREG(st.st_mode)) WM_USER_ERROR() << path << ": not a regular file";
     torch::serialize::InputArchive ar;
     try {
       ar.load_from(path);
@@ -153,7 +158,7 @@ struct WorldModel::Impl {
     }
     auto readInt = [&](const char* k) {
       Tensor t;
-      if (!ar.try_read(k, t))
+      if (!ar.try_read(k, t) || t.numel() != 1)
         WM_USER_ERROR() << path << ": not a world-model checkpoint (no " << k << ")";
       return t.item<int64_t>();
     };
@@ -162,15 +167,21 @@ struct WorldModel::Impl {
       WM_USER_ERROR() << path << ": checkpoint format " << format << ", this wmtune reads format "
                       << kFormatVersion;
     Tensor layout;
-    ar.read("meta_layout", layout);
+    if (!ar.try_read("meta_layout", layout) || layout.dim() != 1 || layout.numel() > 4096)
+      WM_USER_ERROR() << path << ": not a world-model checkpoint (no meta_layout)";
     std::string l(static_cast<size_t>(layout.numel()), ' ');
     for (int64_t i = 0; i < layout.numel(); ++i)
       l[static_cast<size_t>(i)] = static_cast<char>(layout[i].item<int64_t>());
     if (l != kWorldModelLayout)
       WM_USER_ERROR() << path << ": checkpoint feature layout '" << l << "', this wmtune uses '"
                       << kWorldModelLayout << "' (retrain with `wmtune train`)";
-    opts.latent = static_cast<int>(readInt("meta_latent"));
-    opts.hidden = static_cast<int>(readInt("meta_hidden"));
+    // Sizes are input: within the option table's ranges, and a network that fits in memory.
+    int64_t latent = readInt("meta_latent"), hidden = readInt("meta_hidden");
+    if (latent < 1 || latent > 4096 || hidden < 2 || hidden > 4096)
+      WM_USER_ERROR() << path << ": checkpoint sizes latent " << latent << ", hidden " << hidden
+                      << " are out of range (latent 1-4096, hidden 2-4096)";
+    opts.latent = static_cast<int>(latent);
+    opts.hidden = static_cast<int>(hidden);
     opts.transition = readInt("meta_gru") ? "gru" : "mlp";
     net = Net(opts.latent, opts.hidden, opts.transition == "gru");
     try {

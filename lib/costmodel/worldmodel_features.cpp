@@ -46,7 +46,7 @@ HardwareFeatures HardwareFeatures::of(const target::Target& t) {
 const OptionTable<WorldModelOptions>& worldModelOptionTable() {
   using W = WorldModelOptions;
   static const OptionTable<W> t = {
-      {"wm_latent", "--wm-latent", "wm: latent size", &W::latent, 1, 1e6},
+      {"wm_latent", "--wm-latent", "wm: latent size", &W::latent, 1, 4096},
       {"wm_hidden", "--wm-hidden", "wm: hidden width", &W::hidden, 2, 4096},
       {"wm_transition",
        "--wm-transition",

@@ -2,6 +2,8 @@
 #include <wm/frontend/ops.h>
 #include <wm/frontend/workload.h>
 #include <wm/support/error.h>
+#include <wm/support/int_math.h>
+#include <wm/support/limits.h>
 #include <wm/support/strings.h>
 
 #include <sstream>
@@ -191,7 +193,10 @@ std::vector<WorkloadDef> makeDefs() {
       [](auto& a) {
         int64_t C = a.i("C");
         Tensor data = input("data", {a.i("N"), C, a.i("H"), a.i("W")});
-        Tensor w = input("weight", {C * a.i("multiplier"), 1, a.i("R"), a.i("S")});
+        int64_t K = 0;
+        if (!checkedMul(C, a.i("multiplier"), &K))
+          WM_USER_ERROR() << "C=" << C << " times multiplier=" << a.i("multiplier") << " overflows";
+        Tensor w = input("weight", {K, 1, a.i("R"), a.i("S")});
         return ComputeDAG({ops::conv(
             data, w, ops::ConvParams::uniform(2, a.i("stride"), a.i("pad"), a.i("dilation"), C),
             "depthwise_conv2d")});
@@ -376,6 +381,8 @@ void parseValue(const WorkloadParam& p, const std::string& value, WorkloadArgs* 
     auto v = parseInt(value);
     if (!v) WM_USER_ERROR() << p.name << "=" << value << " is not an integer";
     if (*v < p.minValue) WM_USER_ERROR() << p.name << "=" << value << " must be >= " << p.minValue;
+    if (*v > kMaxTensorElements)
+      WM_USER_ERROR() << p.name << "=" << value << " must be <= " << kMaxTensorElements;
     args->ints[p.name] = *v;
     return;
   }

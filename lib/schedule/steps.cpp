@@ -870,7 +870,7 @@ bool stepsFromJson(const std::string& text, std::vector<Step>* steps, std::strin
   }
   try {
     a = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) { // syntax, and numbers beyond 64 bits
     *error = std::string("invalid JSON: ") + e.what();
     return false;
   }

@@ -103,7 +103,8 @@ std::optional<int64_t> parseInt(std::string_view s) {
   int64_t v = 0;
   for (; i < s.size(); ++i) {
     if (s[i] < '0' || s[i] > '9') return std::nullopt;
-    v = v * 10 + (s[i] - '0');
+    if (__builtin_mul_overflow(v, int64_t(10), &v) || __builtin_add_overflow(v, s[i] - '0', &v))
+      return std::nullopt; // beyond int64
   }
   return neg ? -v : v;
 }

@@ -107,8 +107,32 @@ cp "$TMP/torn.jsonl" "$TMP/torn.orig"
 chmod 0444 "$TMP/torn.jsonl"
 expect 0 "" -- eval-model "$TMP/torn.jsonl" --model random
 expect 0 "" -- run "$M" --log "$TMP/torn.jsonl"
+expect 0 "" -- tune -w $G --trials 2 --per-round 2 --population 16 --min-ms 1 --log "$TMP/ws.jsonl" --warm-start "$TMP/torn.jsonl"
+if "$WM" train --help >/dev/null 2>&1; then
+  expect 0 "wrote" -- train "$TMP/torn.jsonl" -o "$TMP/ck.pt" --steps 5 --wm-latent 8 --wm-hidden 16
+fi
 if cmp -s "$TMP/torn.jsonl" "$TMP/torn.orig"; then ok; else bad "a read-only command changed the log"; fi
 chmod 0644 "$TMP/torn.jsonl"
+
+# ---- train -o never leaves a broken checkpoint: killed mid-run, or on a full disk ----
+if [ -s "$TMP/ck.pt" ]; then
+  cp "$TMP/ck.pt" "$TMP/ck.orig"
+  "$WM" train "$TMP/ro.jsonl" -o "$TMP/ck.pt" --steps 1000000 --wm-latent 8 --wm-hidden 16 >/dev/null 2>&1 &
+  tpid=$!
+  sleep 3
+  kill -9 "$tpid" 2>/dev/null
+  wait "$tpid" 2>/dev/null
+  if cmp -s "$TMP/ck.pt" "$TMP/ck.orig"; then ok; else bad "train killed mid-run changed the checkpoint"; fi
+  mkdir "$TMP/small"
+  if mount -t tmpfs -o size=32k tmpfs "$TMP/small" 2>/dev/null; then
+    head -c 20000 /dev/urandom >"$TMP/small/ck.pt"
+    cp "$TMP/small/ck.pt" "$TMP/small.orig"
+    expect 2 "small/ck.pt: cannot (write|flush)" -- train "$TMP/ro.jsonl" -o "$TMP/small/ck.pt" --steps 5 --wm-latent 8 --wm-hidden 16
+    if cmp -s "$TMP/small/ck.pt" "$TMP/small.orig"; then ok; else bad "a full disk changed the old checkpoint"; fi
+    if [ -z "$(ls "$TMP/small" | grep tmp)" ]; then ok; else bad "a temporary file was left on the full disk"; fi
+    umount "$TMP/small"
+  fi
+fi
 
 # A log holding a record with absurd steps (was SIGFPE in every reader): the record is refused
 # or skipped, nothing crashes, and a read-only reader leaves the file alone.

@@ -1,8 +1,10 @@
 // Option tables: text and JSON set exactly the declared members, with their checks, and errors
-// name the key.
+// name the key. Integers and JSON from input are bounded (parseInt, jsonDepth, SizeMath).
 #include <wm/runtime/measure.h>
+#include <wm/support/int_math.h>
 #include <wm/support/options.h>
 #include <wm/support/options_json.h>
+#include <wm/support/strings.h>
 
 #include <catch2/catch.hpp>
 
@@ -38,4 +40,18 @@ TEST_CASE("option tables read and write their structs", "[options]") {
     CHECK(keys.insert(row.key).second);
     CHECK(row.flag.rfind("--", 0) == 0);
   }
+}
+
+TEST_CASE("integers and JSON depth from input are bounded, never wrapped", "[support]") {
+  CHECK(wm::parseInt("9223372036854775807") == INT64_MAX);
+  CHECK_FALSE(wm::parseInt("9223372036854775808").has_value());
+  CHECK_FALSE(wm::parseInt("9777777777777777762").has_value()); // a fuzz finding
+  CHECK(wm::parseInt("-42") == -42);
+  CHECK(wm::jsonDepth(R"([["SP", 2, [1, 2]], {"a": "[[[["}])") == 3); // brackets in strings
+  CHECK(wm::jsonDepth(std::string(10000, '[')) == 10000);
+  int64_t r = 0;
+  CHECK_FALSE(wm::checkedMul(int64_t(1) << 32, int64_t(1) << 32, &r));
+  wm::SizeMath m;
+  m.add(m.mul(int64_t(1) << 40, int64_t(1) << 30), 1);
+  CHECK_FALSE(m.ok());
 }

@@ -3,6 +3,7 @@
 // itself reads a dense tensor.
 #include <wm/frontend/ops.h>
 #include <wm/support/error.h>
+#include <wm/support/int_math.h>
 
 namespace wm::ops {
 
@@ -123,9 +124,12 @@ Tensor conv(const Tensor& data, const Tensor& weight, const ConvParams& p,
   Shape outShape{N, K}, reduceExt{Cg}, before{0, 0}, after{0, 0};
   for (size_t d = 0; d < dims; ++d) {
     int64_t X = data->shape[2 + d], R = weight->shape[2 + d];
-    int64_t span = p.dilation[d] * (R - 1) + 1;
-    int64_t o = (X + p.padBefore[d] + p.padAfter[d] - span) / p.stride[d] + 1;
-    if (X + p.padBefore[d] + p.padAfter[d] < span || o < 1)
+    SizeMath m;
+    int64_t span = m.add(m.mul(p.dilation[d], R - 1), 1);
+    int64_t padded = m.add(X, m.add(p.padBefore[d], p.padAfter[d]));
+    if (!m.ok()) WM_USER_ERROR() << name << ": sizes overflow in spatial dim " << d;
+    int64_t o = (padded - span) / p.stride[d] + 1;
+    if (padded < span || o < 1)
       WM_USER_ERROR() << name << ": kernel extent " << span << " exceeds padded input " << X
                       << " + " << p.padBefore[d] + p.padAfter[d] << " in spatial dim " << d;
     outShape.push_back(o);
@@ -169,7 +173,8 @@ Tensor convTranspose(const Tensor& data, const Tensor& weight, const ConvParams&
     WM_USER_ERROR() << name << ": weight has " << weight->shape[0]
                     << " input channels, data has C=" << C;
   if (C % G) WM_USER_ERROR() << name << ": groups=" << G << " does not divide C=" << C;
-  int64_t Kg = weight->shape[1], K = Kg * G, Cg = C / G;
+  int64_t Kg = weight->shape[1], K = 0, Cg = C / G;
+  if (!checkedMul(Kg, G, &K)) WM_USER_ERROR() << name << ": output channels overflow";
   // out[y] = sum_r P[y + r*dil] * w[R-1-r], where P is the input dilated by the stride and
   // shifted by lead = dil*(R-1) - pad (zero outside the input's dilated support).
   Shape outShape{N, K}, pShape{N, C}, reduceExt{Cg};
@@ -178,13 +183,17 @@ Tensor convTranspose(const Tensor& data, const Tensor& weight, const ConvParams&
     int64_t X = data->shape[2 + d], R = weight->shape[2 + d];
     if (outputPadding[d] < 0 || outputPadding[d] >= std::max(p.stride[d], p.dilation[d]))
       WM_USER_ERROR() << name << ": output padding must be in [0, max(stride, dilation))";
-    int64_t o = (X - 1) * p.stride[d] - p.padBefore[d] - p.padAfter[d] + p.dilation[d] * (R - 1) +
-                outputPadding[d] + 1;
+    SizeMath m;
+    int64_t reach = m.mul(p.dilation[d], R - 1);
+    int64_t o = m.add(m.sub(m.sub(m.mul(X - 1, p.stride[d]), p.padBefore[d]), p.padAfter[d]),
+                      m.add(reach, m.add(outputPadding[d], 1)));
+    int64_t pd = m.add(o, reach), ld = m.sub(reach, p.padBefore[d]);
+    if (!m.ok()) WM_USER_ERROR() << name << ": sizes overflow in spatial dim " << d;
     if (o < 1) WM_USER_ERROR() << name << ": empty output in spatial dim " << d;
     outShape.push_back(o);
-    pShape.push_back(o + p.dilation[d] * (R - 1));
+    pShape.push_back(pd);
     reduceExt.push_back(R);
-    lead.push_back(p.dilation[d] * (R - 1) - p.padBefore[d]);
+    lead.push_back(ld);
   }
   Tensor dil = compute(name + "_dilate", "dilate_pad", pShape, [&](const std::vector<Var>& ax) {
     Expr cond;

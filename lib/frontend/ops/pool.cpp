@@ -1,6 +1,7 @@
 // Operator family: N-d max/average pooling and global pooling ([N, C, X...]).
 #include <wm/frontend/ops.h>
 #include <wm/support/error.h>
+#include <wm/support/int_math.h>
 
 #include <limits>
 
@@ -35,8 +36,11 @@ Tensor pool(const Tensor& x, PoolKind kind, const PoolParams& p, const std::stri
     if (p.padBefore[d] < 0 || p.padAfter[d] < 0) WM_USER_ERROR() << name << ": negative padding";
     if (kind == PoolKind::Avg && p.dilation[d] != 1)
       WM_USER_ERROR() << name << ": dilated average pooling is not supported";
-    int64_t eff = (p.kernel[d] - 1) * p.dilation[d] + 1;
-    int64_t num = in[d] + p.padBefore[d] + p.padAfter[d] - eff;
+    SizeMath m;
+    int64_t eff = m.add(m.mul(p.kernel[d] - 1, p.dilation[d]), 1);
+    int64_t num = m.sub(m.add(in[d], m.add(p.padBefore[d], p.padAfter[d])), eff);
+    m.add(num, p.stride[d]); // the ceil-mode rounding below
+    if (!m.ok()) WM_USER_ERROR() << name << ": sizes overflow in spatial dim " << d;
     if (num < 0) WM_USER_ERROR() << name << ": the window is larger than the padded input";
     int64_t o;
     if (!p.outSize.empty()) {
