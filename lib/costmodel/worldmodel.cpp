@@ -8,10 +8,17 @@
 #include <wm/support/hash.h>
 #include <wm/support/rng.h>
 
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <sstream>
@@ -145,10 +152,62 @@ struct WorldModel::Impl {
     hwTensor = tensorOf(hv, {1, kHardwareDim});
   }
 
+  /// libtorch's archive reader trusts its input: a malformed file can crash it or make it
+  /// allocate what the file only claims. So a child process reads the checkpoint first, under
+  /// a memory limit and a deadline; only a file it read cleanly is read here.
+  static void readsInAChild(const std::string& path, int64_t fileBytes, Impl* self) {
+    std::fflush(nullptr);
+    pid_t pid = fork();
+    if (pid < 0) return; // cannot isolate: read it here
+    if (pid == 0) {
+      long pages = 0;
+      if (FILE* f = std::fopen("/proc/self/statm", "r")) {
+        if (std::fscanf(f, "%ld", &pages) != 1) pages = 0;
+        std::fclose(f);
+      }
+      rlimit rl;
+      if (getrlimit(RLIMIT_AS, &rl) == 0) {
+        rlim_t want = static_cast<rlim_t>(pages) * static_cast<rlim_t>(sysconf(_SC_PAGE_SIZE)) +
+                      static_cast<rlim_t>(16 * fileBytes) + (rlim_t(1) << 30);
+        if (rl.rlim_max == RLIM_INFINITY || want < rl.rlim_max) rl.rlim_cur = want;
+        setrlimit(RLIMIT_AS, &rl);
+      }
+      int fd = open("/dev/null", O_WRONLY);
+      if (fd >= 0) dup2(fd, 2); // the child's messages are the parent's to give
+      try {
+        self->loadTrusted(path);
+        std::_Exit(0);
+      } catch (const UserError&) {
+        std::_Exit(2);
+      } catch (...) {
+        std::_Exit(4);
+      }
+    }
+    int status = 0;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while (waitpid(pid, &status, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        WM_USER_ERROR() << path << ": not a world-model checkpoint (reading it did not finish)";
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    if (WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) == 4))
+      WM_USER_ERROR() << path << ": not a world-model checkpoint (libtorch could not read it"
+                      << (WIFSIGNALED(status) ? ": it crashed the reader" : "") << ")";
+    // exit 0: it loads; exit 2: the reading here gives the message
+  }
+
   void load(const std::string& path) {
     struct stat st;
     if (stat(path.c_str(), &st) != 0) WM_USER_ERROR() << path << ": no such file";
     if (!S_ISREG(st.st_mode)) WM_USER_ERROR() << path << ": not a regular file";
+    readsInAChild(path, static_cast<int64_t>(st.st_size), this);
+    loadTrusted(path);
+  }
+
+  void loadTrusted(const std::string& path) {
     torch::serialize::InputArchive ar;
     try {
       ar.load_from(path);

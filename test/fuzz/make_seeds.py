@@ -124,4 +124,20 @@ put("onnx", "huge_shape", model([helper.make_node("Relu", ["x"], ["y"])], [V("x"
 put("onnx", "cycle", model([helper.make_node("Relu", ["b"], ["a"]), helper.make_node("Relu", ["a"], ["b"])],
                            [], [V("a", TensorProto.FLOAT, [1])]))
 put("onnx", "not_onnx", b"this is not a protobuf")
+# checkpoints: a tiny trained one, and broken variants of it
+import tempfile
+tmp = tempfile.mkdtemp()
+subprocess.run([WM, "tune", "-w", "gemm:M=16,N=16,K=16", "--trials", "8", "--per-round", "8", "--population", "16",
+                "--simulated-costs", "--seed", "1", "--log", f"{tmp}/l.jsonl"], capture_output=True, check=True)
+subprocess.run([WM, "train", f"{tmp}/l.jsonl", "-o", f"{tmp}/ck.pt", "--steps", "2", "--wm-latent", "8",
+                "--wm-hidden", "16", "--seed", "1"], capture_output=True, check=True)
+ck = open(f"{tmp}/ck.pt", "rb").read()
+put("checkpoint", "tiny", ck)
+put("checkpoint", "half", ck[: len(ck) // 2])
+put("checkpoint", "header", ck[:64])
+for k, off in enumerate([100, len(ck) // 3, len(ck) - 200]):
+    b = bytearray(ck)
+    b[off] ^= 0x5A
+    put("checkpoint", f"flip{k}", bytes(b))
+put("checkpoint", "empty", b"")
 print("seeds written under", OUT)

@@ -261,6 +261,16 @@ std::vector<Tensor> convertNode(ConvertContext& c) {
   for (auto& [name, a] : c.node.attrs)
     if (std::find(def->attrs.begin(), def->attrs.end(), name) == def->attrs.end())
       c.fail("attribute '" + name + "' is not supported");
+  // Bool tensors are data only for ops that move or select elements (ONNX's type constraints
+  // allow bool there); arithmetic ops take numbers.
+  static const std::set<std::string> kBoolOk{
+      "Where",           "Cast",   "Pad",     "Transpose", "Concat",  "Split",     "Slice",
+      "Expand",          "Gather", "Flatten", "Reshape",   "Squeeze", "Unsqueeze", "Identity",
+      "ConstantOfShape", "Shape"};
+  if (!kBoolOk.count(c.node.op))
+    for (size_t i = 0; i < c.in.size(); ++i)
+      if (c.has(i) && c.in[i].dtype == ir::DType::Bool)
+        c.fail("input " + std::to_string(i) + " is bool; " + c.node.op + " takes numbers");
   auto outs = def->convert(c);
   for (auto& t : outs)
     for (int64_t d : t->shape)

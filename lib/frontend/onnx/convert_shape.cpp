@@ -5,6 +5,8 @@
 
 #include <wm/frontend/ops.h>
 #include <wm/support/error.h>
+#include <wm/support/int_math.h>
+#include <wm/support/limits.h>
 
 #include <algorithm>
 #include <cmath>
@@ -257,7 +259,8 @@ Outs convertReshape(ConvertContext& c) {
     }
     if (d < 0) c.fail("negative dimension in the shape");
     out.push_back(d);
-    known *= d;
+    if (!checkedMul(known, d, &known) || known > kMaxTensorElements)
+      c.fail("the shape has more elements than any tensor");
   }
   int64_t total = x->numElements();
   if (infer >= 0) {

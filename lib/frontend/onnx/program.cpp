@@ -5,6 +5,7 @@
 #include <wm/frontend/model.h>
 #include <wm/ir/printer.h>
 #include <wm/support/error.h>
+#include <wm/support/int_math.h>
 
 #include <cmath>
 #include <map>
@@ -16,7 +17,8 @@ using namespace wm::ir;
 
 int64_t PValue::numElements() const {
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  for (int64_t d : shape)
+    if (!checkedMul(n, d, &n)) return INT64_MAX; // declared shapes are input; refused later
   return n;
 }
 

@@ -32,7 +32,9 @@ Tensor pad(const Tensor& x, const Shape& before, const Shape& after, const PadOp
   Shape out = x->shape;
   for (size_t d = 0; d < nd; ++d) {
     any |= before[d] || after[d];
-    out[d] += before[d] + after[d];
+    SizeMath m;
+    out[d] = m.add(out[d], m.add(before[d], after[d]));
+    if (!m.ok()) WM_USER_ERROR() << name << ": padding overflows dimension " << d;
     if (out[d] <= 0) WM_USER_ERROR() << name << ": padding leaves dimension " << d << " empty";
     if (opts.mode == PadMode::Reflect && (before[d] >= x->shape[d] || after[d] >= x->shape[d]))
       WM_USER_ERROR() << name << ": reflect pads must be smaller than the dimension";
