@@ -128,6 +128,11 @@ Tensor tensorOf(const std::vector<float>& v, std::vector<int64_t> shape) {
 
 } // namespace
 
+/// libtorch's messages run over many lines (a C++ backtrace): the first, at most 120 characters.
+std::string firstLine(const std::string& what) {
+  return what.substr(0, std::min(what.find('\n'), size_t(120)));
+}
+
 struct WorldModel::Impl {
   WorldModelOptions opts;
   HardwareFeatures hw;
@@ -157,9 +162,16 @@ struct WorldModel::Impl {
   /// a memory limit and a deadline; only a file it read cleanly is read here.
   static void readsInAChild(const std::string& path, int64_t fileBytes, Impl* self) {
     std::fflush(nullptr);
+    int msg[2];
+    if (pipe(msg) != 0) return; // cannot isolate: read it here
     pid_t pid = fork();
-    if (pid < 0) return; // cannot isolate: read it here
+    if (pid < 0) {
+      close(msg[0]);
+      close(msg[1]);
+      return;
+    }
     if (pid == 0) {
+      close(msg[0]);
       long pages = 0;
       if (FILE* f = std::fopen("/proc/self/statm", "r")) {
         if (std::fscanf(f, "%ld", &pages) != 1) pages = 0;
@@ -168,7 +180,7 @@ struct WorldModel::Impl {
       rlimit rl;
       if (getrlimit(RLIMIT_AS, &rl) == 0) {
         rlim_t want = static_cast<rlim_t>(pages) * static_cast<rlim_t>(sysconf(_SC_PAGE_SIZE)) +
-                      static_cast<rlim_t>(16 * fileBytes) + (rlim_t(1) << 30);
+                      static_cast<rlim_t>(64 * fileBytes) + (rlim_t(256) << 20);
         if (rl.rlim_max == RLIM_INFINITY || want < rl.rlim_max) rl.rlim_cur = want;
         setrlimit(RLIMIT_AS, &rl);
       }
@@ -177,12 +189,16 @@ struct WorldModel::Impl {
       try {
         self->loadTrusted(path);
         std::_Exit(0);
-      } catch (const UserError&) {
+      } catch (const UserError& e) { // the message goes to the parent, which gives it
+        std::string m = e.what();
+        ssize_t n = write(msg[1], m.data(), std::min(m.size(), size_t(4096)));
+        (void)n;
         std::_Exit(2);
       } catch (...) {
         std::_Exit(4);
       }
     }
+    close(msg[1]);
     int status = 0;
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
     while (waitpid(pid, &status, WNOHANG) == 0) {
@@ -193,10 +209,16 @@ struct WorldModel::Impl {
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
-    if (WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) == 4))
-      WM_USER_ERROR() << path << ": not a world-model checkpoint (libtorch could not read it"
-                      << (WIFSIGNALED(status) ? ": it crashed the reader" : "") << ")";
-    // exit 0: it loads; exit 2: the reading here gives the message
+    std::string text;
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(msg[0], buf, sizeof buf)) > 0) text.append(buf, static_cast<size_t>(n));
+    close(msg[0]);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return; // it loads: read it here
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 2 && !text.empty()) throw UserError(text);
+    WM_USER_ERROR() << path << ": not a world-model checkpoint (libtorch could not read it"
+                    << (WIFSIGNALED(status) ? ": it crashed the reader or ran out of memory" : "")
+                    << ")";
   }
 
   void load(const std::string& path) {
@@ -212,8 +234,7 @@ struct WorldModel::Impl {
     try {
       ar.load_from(path);
     } catch (const std::exception& e) {
-      WM_USER_ERROR() << path << ": not a world-model checkpoint ("
-                      << std::string(e.what()).substr(0, 120) << ")";
+      WM_USER_ERROR() << path << ": not a world-model checkpoint (" << firstLine(e.what()) << ")";
     }
     auto readInt = [&](const char* k) {
       Tensor t;
@@ -246,8 +267,7 @@ struct WorldModel::Impl {
     try {
       net->load(ar);
     } catch (const std::exception& e) {
-      WM_USER_ERROR() << path << ": checkpoint weights do not fit ("
-                      << std::string(e.what()).substr(0, 120) << ")";
+      WM_USER_ERROR() << path << ": checkpoint weights do not fit (" << firstLine(e.what()) << ")";
     }
   }
 
