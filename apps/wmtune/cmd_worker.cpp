@@ -11,14 +11,14 @@
 #include <wm/runtime/measure.h>
 #include <wm/runtime/program.h>
 #include <wm/support/error.h>
+#include <wm/support/int_math.h>
+#include <wm/support/limits.h>
 
 #include <CLI/CLI.hpp>
 
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -67,30 +67,17 @@ void onOutOfMemory(int64_t bytes) {
   std::_Exit(0);
 }
 
-int64_t currentAddressSpace() {
-  long pages = 0;
-  FILE* f = std::fopen("/proc/self/statm", "r");
-  if (f) {
-    if (std::fscanf(f, "%ld", &pages) != 1) pages = 0;
-    std::fclose(f);
-  }
-  return static_cast<int64_t>(pages) * sysconf(_SC_PAGE_SIZE);
-}
-
 /// Limits the worker's address space for one candidate: what it maps now, plus four times the
 /// task's tensors (inputs, outputs, a reference copy, temporaries), plus 2 GiB for the compiler.
 /// A schedule that allocates without bound then fails alone ("out of memory") instead of taking
 /// the machine; the tuner goes on.
 void limitMemory(const ir::ComputeDAG& dag) {
+  SizeMath m;
   int64_t bytes = 0;
-  for (auto& op : dag.ops()) bytes += op->numElements() * ir::storageBytes(op->dtype);
-  int64_t limit = currentAddressSpace() + 4 * bytes + (int64_t(2) << 30);
-  rlimit rl;
-  if (getrlimit(RLIMIT_AS, &rl) != 0) return;
-  rlim_t want = static_cast<rlim_t>(limit);
-  if (rl.rlim_max != RLIM_INFINITY && want > rl.rlim_max) want = rl.rlim_max;
-  rl.rlim_cur = want;
-  setrlimit(RLIMIT_AS, &rl);
+  for (auto& op : dag.ops())
+    bytes = m.add(bytes, m.mul(op->numElements(), ir::storageBytes(op->dtype)));
+  int64_t extra = m.add(m.mul(4, bytes), int64_t(2) << 30);
+  if (m.ok()) limitAddressSpace(extra);
 }
 
 /// Builder, device and runner of one target.

@@ -6,11 +6,10 @@
 #include <wm/support/error.h>
 #include <wm/support/files.h>
 #include <wm/support/hash.h>
+#include <wm/support/limits.h>
 #include <wm/support/rng.h>
 
 #include <fcntl.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,6 +19,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <sstream>
 #include <thread>
@@ -172,18 +172,7 @@ struct WorldModel::Impl {
     }
     if (pid == 0) {
       close(msg[0]);
-      long pages = 0;
-      if (FILE* f = std::fopen("/proc/self/statm", "r")) {
-        if (std::fscanf(f, "%ld", &pages) != 1) pages = 0;
-        std::fclose(f);
-      }
-      rlimit rl;
-      if (getrlimit(RLIMIT_AS, &rl) == 0) {
-        rlim_t want = static_cast<rlim_t>(pages) * static_cast<rlim_t>(sysconf(_SC_PAGE_SIZE)) +
-                      static_cast<rlim_t>(64 * fileBytes) + (rlim_t(256) << 20);
-        if (rl.rlim_max == RLIM_INFINITY || want < rl.rlim_max) rl.rlim_cur = want;
-        setrlimit(RLIMIT_AS, &rl);
-      }
+      limitAddressSpace(64 * fileBytes + (int64_t(256) << 20)); // fileBytes: a real file's size
       int fd = open("/dev/null", O_WRONLY);
       if (fd >= 0) dup2(fd, 2); // the child's messages are the parent's to give
       try {
@@ -222,10 +211,11 @@ struct WorldModel::Impl {
   }
 
   void load(const std::string& path) {
-    struct stat st;
-    if (stat(path.c_str(), &st) != 0) WM_USER_ERROR() << path << ": no such file";
-    if (!S_ISREG(st.st_mode)) WM_USER_ERROR() << path << ": not a regular file";
-    readsInAChild(path, static_cast<int64_t>(st.st_size), this);
+    if (!requireRegularFile(path)) WM_USER_ERROR() << path << ": no such file";
+    std::error_code ec;
+    auto bytes = std::filesystem::file_size(path, ec);
+    if (ec) WM_USER_ERROR() << path << ": cannot read (" << ec.message() << ")";
+    readsInAChild(path, static_cast<int64_t>(bytes), this);
     loadTrusted(path);
   }
 

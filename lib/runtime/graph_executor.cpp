@@ -156,9 +156,15 @@ const ExecutorStats& GraphExecutor::stats() const {
 }
 
 void GraphExecutor::runKernels() {
+  runGroups(nullptr);
+}
+
+void GraphExecutor::runGroups(const std::function<void(size_t)>& afterGroup) {
   rt::setNumThreads(impl_->threads);
-  for (size_t g = 0; g < impl_->plan.groups.size(); ++g)
+  for (size_t g = 0; g < impl_->plan.groups.size(); ++g) {
     impl_->kernels[impl_->plan.groups[g].task]->call(impl_->args[g].data());
+    if (afterGroup) afterGroup(g);
+  }
 }
 
 std::vector<double> GraphExecutor::profileKernels(const MeasureOptions& timing) {
@@ -201,11 +207,10 @@ std::vector<ir::NDArray> GraphExecutor::run(const std::vector<ir::NDArray>& inpu
     }
   };
   for (int in : p.inputs) checkIndices(p.root(in));
-  rt::setNumThreads(impl_->threads);
-  for (size_t g = 0; g < impl_->plan.groups.size(); ++g) {
-    impl_->kernels[impl_->plan.groups[g].task]->call(impl_->args[g].data());
-    if (!impl_->indexRanges.empty()) checkIndices(p.root(impl_->plan.groups[g].output));
-  }
+  if (impl_->indexRanges.empty())
+    runKernels();
+  else
+    runGroups([&](size_t g) { checkIndices(p.root(impl_->plan.groups[g].output)); });
   std::vector<ir::NDArray> outs;
   for (int v : p.outputs) {
     const PValue& pv = p.values[v];

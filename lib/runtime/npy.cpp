@@ -3,8 +3,6 @@
 #include <wm/support/files.h>
 #include <wm/support/int_math.h>
 
-#include <sys/stat.h>
-
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -37,9 +35,7 @@ template <typename T> void readValues(const char* p, ir::NDArray* a) {
 } // namespace
 
 ir::NDArray readNpy(const std::string& path) {
-  struct stat st;
-  if (stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
-    WM_USER_ERROR() << path << ": not a regular file";
+  requireRegularFile(path);
   std::ifstream in(path, std::ios::binary);
   if (!in) WM_USER_ERROR() << path << ": cannot open the file";
   std::stringstream ss;

@@ -3,6 +3,7 @@
 #include <wm/schedule/steps.h>
 #include <wm/search/tuning_log.h>
 #include <wm/support/error.h>
+#include <wm/support/files.h>
 #include <wm/support/strings.h>
 
 #include <nlohmann/json.hpp>
@@ -10,7 +11,6 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -79,9 +79,7 @@ bool TuningLog::fromLine(const std::string& line, TuningRecord* r, std::string* 
 }
 
 TuningLog::TuningLog(std::string path, Mode mode) : path_(std::move(path)) {
-  struct stat st;
-  bool exists = stat(path_.c_str(), &st) == 0;
-  if (exists && !S_ISREG(st.st_mode)) WM_USER_ERROR() << path_ << ": not a regular file";
+  bool exists = requireRegularFile(path_);
   if (!exists && mode == Mode::Read) WM_USER_ERROR() << path_ << ": no such file";
   if (mode == Mode::Append) {
     // One writer per log: the lock is taken before reading, so no other tuner appends between
@@ -102,41 +100,49 @@ TuningLog::TuningLog(std::string path, Mode mode) : path_(std::move(path)) {
       WM_USER_ERROR() << path_ << ": cannot lock the tuning log (" << std::strerror(e) << ")";
     }
   }
-  std::string text;
-  {
-    std::ifstream in(path_, std::ios::binary);
-    if (!in && (mode == Mode::Read || exists))
-      WM_USER_ERROR() << path_ << ": cannot read the tuning log";
-    if (in) {
-      std::stringstream ss;
-      ss << in.rdbuf();
-      if (in.bad()) WM_USER_ERROR() << path_ << ": error reading the tuning log";
-      text = ss.str();
+  // A log that cannot be read is not kept open (nor locked): a caller that recovers may open it
+  // again.
+  try {
+    std::string text;
+    {
+      std::ifstream in(path_, std::ios::binary);
+      if (!in && (mode == Mode::Read || exists))
+        WM_USER_ERROR() << path_ << ": cannot read the tuning log";
+      if (in) {
+        std::stringstream ss;
+        ss << in.rdbuf();
+        if (in.bad()) WM_USER_ERROR() << path_ << ": error reading the tuning log";
+        text = ss.str();
+      }
     }
+    // A last line without its newline is a record whose write was cut off: drop it.
+    size_t keep = text.size();
+    if (!text.empty() && text.back() != '\n') {
+      size_t nl = text.rfind('\n');
+      keep = nl == std::string::npos ? 0 : nl + 1;
+      spdlog::warn("{}: the last line is truncated (a run was killed while writing); skipping it",
+                   path_);
+    }
+    std::istringstream lines(text.substr(0, keep));
+    std::string line;
+    int lineNo = 0;
+    while (std::getline(lines, line)) {
+      ++lineNo;
+      if (line.empty()) continue;
+      TuningRecord r;
+      std::string err;
+      if (!fromLine(line, &r, &err))
+        WM_USER_ERROR() << path_ << ":" << lineNo << ": not a tuning record: " << err;
+      records_.push_back(std::move(r));
+    }
+    if (mode == Mode::Read) return;
+    if (keep != text.size() && ftruncate(fd_, static_cast<off_t>(keep)) != 0)
+      WM_USER_ERROR() << path_ << ": cannot drop the truncated last line";
+  } catch (...) {
+    if (fd_ >= 0) close(fd_);
+    fd_ = -1;
+    throw;
   }
-  // A last line without its newline is a record whose write was cut off: drop it.
-  size_t keep = text.size();
-  if (!text.empty() && text.back() != '\n') {
-    size_t nl = text.rfind('\n');
-    keep = nl == std::string::npos ? 0 : nl + 1;
-    spdlog::warn("{}: the last line is truncated (a run was killed while writing); skipping it",
-                 path_);
-  }
-  std::istringstream lines(text.substr(0, keep));
-  std::string line;
-  int lineNo = 0;
-  while (std::getline(lines, line)) {
-    ++lineNo;
-    if (line.empty()) continue;
-    TuningRecord r;
-    std::string err;
-    if (!fromLine(line, &r, &err))
-      WM_USER_ERROR() << path_ << ":" << lineNo << ": not a tuning record: " << err;
-    records_.push_back(std::move(r));
-  }
-  if (mode == Mode::Read) return;
-  if (keep != text.size() && ftruncate(fd_, static_cast<off_t>(keep)) != 0)
-    WM_USER_ERROR() << path_ << ": cannot drop the truncated last line";
 }
 
 TuningLog::~TuningLog() {

@@ -113,6 +113,13 @@ void checkWritable(const std::string& given, const std::string& what) {
   unlink(tmp.c_str());
 }
 
+bool requireRegularFile(const std::string& path) {
+  Kind kind = kindOf(path);
+  if (kind == Kind::Directory || kind == Kind::Other)
+    WM_USER_ERROR() << path << ": not a regular file";
+  return kind == Kind::Regular;
+}
+
 void checkStdout() {
   std::cout.flush();
   bool bad = !std::cout.good();

@@ -1,6 +1,7 @@
 // Implementation of the small support helpers (hash formatting, strings, logging set-up).
 #include <wm/support/error.h>
 #include <wm/support/hash.h>
+#include <wm/support/int_math.h>
 #include <wm/support/limits.h>
 #include <wm/support/log.h>
 #include <wm/support/strings.h>
@@ -8,10 +9,12 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <limits>
 
@@ -24,6 +27,24 @@ int64_t physicalMemoryBytes() {
     return static_cast<int64_t>(pages) * size;
   }();
   return bytes;
+}
+
+void limitAddressSpace(int64_t extraBytes) {
+  long pages = 0;
+  if (FILE* f = std::fopen("/proc/self/statm", "r")) {
+    if (std::fscanf(f, "%ld", &pages) != 1) pages = 0;
+    std::fclose(f);
+  }
+  int64_t want = 0;
+  if (!checkedMul(static_cast<int64_t>(pages), sysconf(_SC_PAGE_SIZE), &want) ||
+      !checkedAdd(want, std::max<int64_t>(0, extraBytes), &want))
+    return; // beyond int64: no useful limit
+  rlimit rl;
+  if (getrlimit(RLIMIT_AS, &rl) != 0) return;
+  rlim_t cur = static_cast<rlim_t>(want);
+  if (rl.rlim_max != RLIM_INFINITY && cur > rl.rlim_max) cur = rl.rlim_max;
+  rl.rlim_cur = cur;
+  setrlimit(RLIMIT_AS, &rl);
 }
 
 void checkAllocation(int64_t bytes, const std::string& what) {

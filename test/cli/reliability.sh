@@ -169,7 +169,7 @@ fi
 mkdir "$TMP/ro_dir" && chmod 0555 "$TMP/ro_dir"
 if ! touch "$TMP/ro_dir/probe" 2>/dev/null; then # (root writes anywhere)
   start=$(date +%s)
-  expect 2 "ro_dir/s.json" -- tune -w $G --trials 64 --per-round 8 --min-ms 1 --json "$TMP/ro_dir/s.json"
+  expect 2 "ro_dir/s.json" -- tune -w $G --trials 64 --per-round 8 --min-ms 1 --log "$TMP/ro_dir.jsonl" --json "$TMP/ro_dir/s.json"
   [ $(($(date +%s) - start)) -lt 20 ] && ok || bad "tune checked its --json path after the run"
 fi
 
@@ -184,20 +184,26 @@ wait "$first" 2>/dev/null
 # The log's descriptor does not leak into the measurement workers (they run generated code).
 "$WM" tune -w $G --trials 400 --per-round 8 --population 32 --min-ms 1 --log "$LOG" --seed 2 >"$TMP/second.out" 2>&1 &
 second=$!
-leaked=""
-for _ in $(seq 1 100); do
+leaked="" checked="" tuner_holds=""
+holds() { for fd in /proc/"$1"/fd/*; do [ "$(readlink "$fd" 2>/dev/null)" = "$LOG" ] && return 0; done; return 1; }
+for _ in $(seq 1 200); do
+  holds "$second" && tuner_holds=yes # the control: the tuner itself holds its log
   for w in $(pgrep -P "$second" 2>/dev/null); do
-    for fd in /proc/"$w"/fd/*; do
-      [ "$(readlink "$fd" 2>/dev/null)" = "$LOG" ] && leaked=yes
-    done
+    holds "$w" && leaked=yes
     checked=yes
   done
-  [ -n "${checked:-}" ] && break
+  [ -n "$checked" ] && [ -n "$tuner_holds" ] && break
   sleep 0.1
 done
 kill "$second" 2>/dev/null
 wait "$second" 2>/dev/null
-[ -z "$leaked" ] && ok || bad "a measurement worker holds the tuning log open"
+if [ -z "$checked" ] || [ -z "$tuner_holds" ]; then
+  bad "could not observe the tuner and a worker (worker seen: ${checked:-no}, log held by the tuner: ${tuner_holds:-no})"
+elif [ -n "$leaked" ]; then
+  bad "a measurement worker holds the tuning log open"
+else
+  ok
+fi
 
 echo "reliability: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

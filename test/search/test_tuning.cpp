@@ -203,3 +203,16 @@ TEST_CASE("the best few of a task are re-measured and only re-measured figures a
   CHECK(sum2.tasks[0].best == Approx(best2.at(w.dag.workloadKey())->median()));
   std::remove(path.c_str());
 }
+
+TEST_CASE("a log that cannot be read is neither kept open nor locked", "[tune]") {
+  std::string path = tempPath("badline.jsonl");
+  {
+    std::ofstream out(path);
+    out << "not json\n";
+  }
+  // Twice the same message: the failed first open released its lock.
+  for (int i = 0; i < 2; ++i)
+    CHECK_THROWS_WITH(TuningLog(path, TuningLog::Mode::Append),
+                      Catch::Contains("not a tuning record"));
+  std::remove(path.c_str());
+}

@@ -3,6 +3,7 @@
 
 #include <wm/codegen/codegen.h>
 #include <wm/support/error.h>
+#include <wm/support/strings.h>
 
 #include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/MC/TargetRegistry.h>
@@ -40,11 +41,7 @@ target::CpuDescription describeCpu(const std::string& mcpu, const std::string& m
                     " (see `llc -mcpu=help`)");
   if (!mattr.empty()) {
     auto known = generic->getAllProcessorFeatures();
-    size_t start = 0;
-    while (start <= mattr.size()) {
-      size_t end = std::min(mattr.find(',', start), mattr.size());
-      std::string f = mattr.substr(start, end - start);
-      start = end + 1;
+    for (const std::string& f : split(mattr, ',')) {
       if (f.empty()) continue;
       std::string name = (f[0] == '+' || f[0] == '-') ? f.substr(1) : "";
       bool ok = !name.empty() && std::any_of(known.begin(), known.end(),

@@ -172,8 +172,8 @@ std::vector<OpDef> makeOpDefs() {
       {"Abs", C::Elementwise, none, unaryFn("abs", [](Expr v) { return ir::abs(v); })},
       {"Exp", C::Elementwise, none, unaryFn("exp", [](Expr v) { return ir::exp(v); })},
       {"Log", C::Elementwise, none, unaryFn("log", [](Expr v) { return ir::log(v); })},
-      {"Where", C::Elementwise, none, convertWhere},
-      {"Cast", C::Elementwise, {"to"}, convertCast},
+      {"Where", C::Elementwise, none, convertWhere, true},
+      {"Cast", C::Elementwise, {"to"}, convertCast, true},
       {"ReduceMean", C::Reduce, {"axes", "keepdims"}, reduceFn(ReduceKind::Sum, true, false)},
       {"ReduceSum",
        C::Reduce,
@@ -193,25 +193,25 @@ std::vector<OpDef> makeOpDefs() {
        pool(false)},
       {"GlobalAveragePool", C::Reduce, none, gpool(false)},
       {"GlobalMaxPool", C::Reduce, none, gpool(true)},
-      {"Pad", C::Injective, {"mode"}, convertPad},
-      {"Transpose", C::Injective, {"perm"}, convertTranspose},
-      {"Concat", C::Injective, {"axis"}, convertConcat},
-      {"Split", C::Injective, {"axis", "split"}, convertSplit},
-      {"Slice", C::Injective, none, convertSlice},
-      {"Expand", C::Injective, none, convertExpand},
-      {"Gather", C::Injective, {"axis"}, convertGather},
-      {"Flatten", C::View, {"axis"}, convertFlatten},
-      {"Reshape", C::View, {"allowzero"}, convertReshape},
-      {"Squeeze", C::View, {"axes"}, convertSqueeze},
-      {"Unsqueeze", C::View, {"axes"}, convertUnsqueeze},
-      {"Identity", C::View, none, convertIdentity},
+      {"Pad", C::Injective, {"mode"}, convertPad, true},
+      {"Transpose", C::Injective, {"perm"}, convertTranspose, true},
+      {"Concat", C::Injective, {"axis"}, convertConcat, true},
+      {"Split", C::Injective, {"axis", "split"}, convertSplit, true},
+      {"Slice", C::Injective, none, convertSlice, true},
+      {"Expand", C::Injective, none, convertExpand, true},
+      {"Gather", C::Injective, {"axis"}, convertGather, true},
+      {"Flatten", C::View, {"axis"}, convertFlatten, true},
+      {"Reshape", C::View, {"allowzero"}, convertReshape, true},
+      {"Squeeze", C::View, {"axes"}, convertSqueeze, true},
+      {"Unsqueeze", C::View, {"axes"}, convertUnsqueeze, true},
+      {"Identity", C::View, none, convertIdentity, true},
       {"Dropout", C::View, {"ratio", "seed"}, convertDropout},
       {"Constant",
        C::Source,
        {"value", "value_float", "value_floats", "value_int", "value_ints"},
        noConverter},
-      {"Shape", C::Source, {"start", "end"}, noConverter},
-      {"ConstantOfShape", C::Source, {"value"}, convertConstantOfShape},
+      {"Shape", C::Source, {"start", "end"}, noConverter, true},
+      {"ConstantOfShape", C::Source, {"value"}, convertConstantOfShape, true},
   };
 }
 
@@ -261,13 +261,7 @@ std::vector<Tensor> convertNode(ConvertContext& c) {
   for (auto& [name, a] : c.node.attrs)
     if (std::find(def->attrs.begin(), def->attrs.end(), name) == def->attrs.end())
       c.fail("attribute '" + name + "' is not supported");
-  // Bool tensors are data only for ops that move or select elements (ONNX's type constraints
-  // allow bool there); arithmetic ops take numbers.
-  static const std::set<std::string> kBoolOk{
-      "Where",           "Cast",   "Pad",     "Transpose", "Concat",  "Split",     "Slice",
-      "Expand",          "Gather", "Flatten", "Reshape",   "Squeeze", "Unsqueeze", "Identity",
-      "ConstantOfShape", "Shape"};
-  if (!kBoolOk.count(c.node.op))
+  if (!def->boolData)
     for (size_t i = 0; i < c.in.size(); ++i)
       if (c.has(i) && c.in[i].dtype == ir::DType::Bool)
         c.fail("input " + std::to_string(i) + " is bool; " + c.node.op + " takes numbers");

@@ -75,6 +75,9 @@ struct OpDef {
   OpClass cls;
   std::vector<std::string> attrs; ///< every attribute the converter understands
   ConvertFn convert;
+  /// Takes bool data (ops that move or select elements; ONNX's type constraints allow bool
+  /// there). Every other op refuses bool inputs: arithmetic takes numbers.
+  bool boolData = false;
 };
 
 /// The op table (ai.onnx domain), in the order docs list it.

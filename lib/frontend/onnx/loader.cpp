@@ -2,14 +2,13 @@
 // check, which names the node), shape inference, initializers (raw and typed data).
 #include <wm/frontend/graph.h>
 #include <wm/support/error.h>
+#include <wm/support/files.h>
 #include <wm/support/int_math.h>
 #include <wm/support/limits.h>
 
 #include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
-
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <cstring>
@@ -314,14 +313,6 @@ Graph loadOnnxFromBytes(const std::string& bytes, const std::string& name) {
   if (!model.has_graph() || model.opset_import_size() == 0)
     WM_USER_ERROR() << name << ": not an ONNX model (no graph or no opset import)";
   return graphOf(model, name);
-}
-
-/// A model or tensor file must be a regular file (a FIFO would hang the reader, a device such
-/// as /dev/zero would never end).
-static void requireRegularFile(const std::string& path) {
-  struct stat st;
-  if (stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
-    WM_USER_ERROR() << path << ": not a regular file";
 }
 
 Graph loadOnnx(const std::string& path) {

@@ -10,6 +10,7 @@
 #include <wm/schedule/step_types.h>
 #include <wm/target/target.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -45,6 +46,8 @@ public:
   const ExecutorStats& stats() const;
 
 private:
+  /// Runs every group's kernel in order; afterGroup (when set) sees each group's index.
+  void runGroups(const std::function<void(size_t)>& afterGroup);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -17,6 +17,11 @@ void writeFileAtomically(const std::string& path, const std::string& contents);
 /// file opens for writing. Writes nothing that stays behind.
 void checkWritable(const std::string& path, const std::string& what);
 
+/// Files wmtune only reads (logs, models, .npy, checkpoints) must be regular: a FIFO would hang
+/// the reader, a device such as /dev/zero never end. UserError naming the path when it exists
+/// and is not a regular file; returns whether it exists.
+bool requireRegularFile(const std::string& path);
+
 /// Flushes stdout; UserError when anything written to it was lost (a full disk, a closed pipe).
 void checkStdout();
 

@@ -17,6 +17,11 @@ inline constexpr int64_t kMaxIterations = int64_t(1) << 62;
 /// Bytes of physical memory of this machine (what one allocation may take at most).
 int64_t physicalMemoryBytes();
 
+/// Limits this process's address space (RLIMIT_AS) to what it maps now plus extraBytes (never
+/// above the hard limit): for processes that run or read untrusted things (measurement workers,
+/// checkpoint readers), so that what they allocate fails there instead of taking the machine.
+void limitAddressSpace(int64_t extraBytes);
+
 /// UserError "<what>: needs N bytes, more than this machine's M bytes of memory" when bytes
 /// exceed physical memory (or is negative: an overflowed count).
 void checkAllocation(int64_t bytes, const std::string& what);
