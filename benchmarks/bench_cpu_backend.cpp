@@ -6,8 +6,7 @@
 //   env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE build/benchmarks/wm_bench_cpu [--threads N]
 //
 // (Unset both variables for benchmarks only; they halve OpenBLAS on this CPU.)
-#include "fma_peak.h"
-
+#include <wm/bench/fma_peak.h>
 #include <wm/codegen/codegen.h>
 #include <wm/frontend/workload.h>
 #include <wm/ir/interpreter.h>

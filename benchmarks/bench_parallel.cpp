@@ -10,8 +10,7 @@
 // JSON, timed as `wmtune measure` times a kernel (5 samples of ~20 ms, the median): run in
 // fresh processes beside fresh kernel measurements, it shows how far the machine itself moves
 // (benchmarks/timing_cpu.py).
-#include "fma_peak.h"
-
+#include <wm/bench/fma_peak.h>
 #include <wm/rt/abi.h>
 #include <wm/rt/parallel.h>
 

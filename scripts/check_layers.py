@@ -21,9 +21,10 @@ ALLOWED = {
     "costmodel": {"lower", "schedule", "ir", "target", "support"},
     "runtime": {"codegen", "frontend", "lower", "schedule", "ir", "target", "rt", "support"},
     "search": {"costmodel", "runtime", "lower", "schedule", "ir", "target", "support"},
+    "bench": {"search", "frontend", "support"},
 }
 # Of a lower layer, only these headers may be included (the rest is the layer's own business).
-ONLY = {("search", "runtime"): {"measure.h"}}
+ONLY = {("search", "runtime"): {"measure.h"}, ("bench", "search"): {"tuning_log.h"}}
 # Third-party headers and the only files that may include them.
 HEAVY = [
     (re.compile(r"#include\s*<llvm/"), lambda p: p.startswith("lib/codegen/"), "LLVM"),

@@ -36,27 +36,39 @@ def export(torch, model, example, path, grad=False):
                           input_names=["input"], output_names=["output"])
 
 
-def gen_resnet18(out, torch, tv):
-    export(torch, randomize(tv.models.resnet18(), torch), torch.randn(1, 3, 224, 224), os.path.join(out, "resnet18.onnx"))
+def module_resnet18(torch, tv):
+    return randomize(tv.models.resnet18(), torch), torch.randn(1, 3, 224, 224)
 
 
-def gen_mobilenetv2(out, torch, tv):
-    export(torch, randomize(tv.models.mobilenet_v2(), torch), torch.randn(1, 3, 224, 224), os.path.join(out, "mobilenetv2.onnx"))
+def module_mobilenetv2(torch, tv):
+    return randomize(tv.models.mobilenet_v2(), torch), torch.randn(1, 3, 224, 224)
 
 
-def gen_bert(out, torch, tv):
+def module_bert(torch, tv):
     layer = torch.nn.TransformerEncoderLayer(768, 12, 3072, dropout=0.0, activation="gelu", batch_first=True)
     enc = randomize(torch.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
                     if "enable_nested_tensor" in torch.nn.TransformerEncoder.__init__.__code__.co_varnames
                     else torch.nn.TransformerEncoder(layer, 2), torch)
-    # the fused fast path has no ONNX form; it is off with grad enabled
-    export(torch, enc, torch.randn(1, 128, 768), os.path.join(out, "bert.onnx"), grad=True)
+    return enc, torch.randn(1, 128, 768)
 
 
-def gen_mlp(out, torch, tv):
+def module_mlp(torch, tv):
     mlp = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.ReLU(), torch.nn.Linear(512, 512), torch.nn.ReLU(),
                               torch.nn.Linear(512, 10), torch.nn.Softmax(dim=1))
-    export(torch, randomize(mlp, torch), torch.randn(8, 256), os.path.join(out, "mlp.onnx"))
+    return randomize(mlp, torch), torch.randn(8, 256)
+
+
+# The PyTorch modules the ONNX files are exported from (benchmarks/baselines/torch_model.py
+# rebuilds them: the same weights, since randomize() draws them from a fixed seed).
+MODULES = {"resnet18": module_resnet18, "mobilenetv2": module_mobilenetv2, "bert": module_bert, "mlp": module_mlp}
+
+
+def gen_module(name):
+    def gen(out, torch, tv):
+        model, example = MODULES[name](torch, tv)
+        # bert: the fused fast path has no ONNX form; it is off with grad enabled
+        export(torch, model, example, os.path.join(out, name + ".onnx"), grad=(name == "bert"))
+    return gen
 
 
 def gen_malformed(out, torch, tv):
@@ -82,8 +94,8 @@ def gen_malformed(out, torch, tv):
         f.write(helper.make_model(miss, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString())
 
 
-GENERATORS = {"resnet18": gen_resnet18, "mobilenetv2": gen_mobilenetv2, "bert": gen_bert, "mlp": gen_mlp,
-              "malformed": gen_malformed}
+GENERATORS = {name: gen_module(name) for name in MODULES}
+GENERATORS["malformed"] = gen_malformed
 
 
 def main():

@@ -32,5 +32,6 @@ Command addRunCommand(CLI::App& app);
 Command addTrainCommand(CLI::App& app);
 Command addEvalModelCommand(CLI::App& app);
 Command addOptionsCommand(CLI::App& app);
+Command addBenchCommand(CLI::App& app);
 
 } // namespace wm::cli

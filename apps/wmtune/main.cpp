@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
   add(wm::cli::addRunCommand);
   add(wm::cli::addTrainCommand);
   add(wm::cli::addEvalModelCommand);
+  add(wm::cli::addBenchCommand);
   add(wm::cli::addMeasureCommand);
   add(wm::cli::addOptionsCommand);
   add(wm::cli::addWorkerCommand);
