@@ -156,7 +156,8 @@ Command addRunCommand(CLI::App& app) {
   sub->add_flag("--check", o->check,
                 "Compare the outputs with the libtorch reference executor (float64)");
   sub->add_flag("--bench", o->bench,
-                "Time the model and the libtorch reference executor (float32), same threads");
+                "Time the model, and beside it the libtorch reference executor (float32, same "
+                "threads: an op-by-op checker, not a speed baseline; see wmtune bench)");
   addOptionFlags(*sub, o->target, target::targetOptionTable());
   addOptionFlags(*sub, o->timing, runtime::measureOptionTable(),
                  {"repeat", "min_repeat_ms", "max_spread", "retries", "pin_threads"});
@@ -228,8 +229,10 @@ Command addRunCommand(CLI::App& app) {
         auto theirs = runtime::timeCalls([&] { ref.rerun(); }, o->timing);
         std::cout << "bench (" << threads << " threads, median of " << ours.samples.size()
                   << " samples): wmtune " << ms(ours.median) << " ms (IQR " << ms(ours.iqr)
-                  << "), libtorch reference " << ms(theirs.median) << " ms, ratio "
-                  << std::setprecision(2) << theirs.median / ours.median << "x\n"
+                  << "), libtorch reference executor " << ms(theirs.median) << " ms, ratio "
+                  << std::setprecision(2) << theirs.median / ours.median
+                  << "x (the reference executor runs op by op, unfused: a checker, not a speed "
+                     "baseline; compare with PyTorch and ONNX Runtime through wmtune bench)\n"
                   << "kernels: " << kernels.size() << " kernels timed alone sum to " << ms(sum)
                   << " ms; the whole model takes " << std::setprecision(3) << ours.median / sum
                   << "x that\n";

@@ -57,12 +57,14 @@ std::vector<double> curveOf(const json& cell) {
 
 // The cell's best after `budget` trials (per task when the bench counts them so: budget_scale).
 double atBudget(const json& cell, int budget) {
-  int trials = static_cast<int>(getNum(cell, "trials", 0));
-  budget *= std::max(1, static_cast<int>(getNum(cell, "budget_scale", 1)));
-  if (budget >= trials) return getNum(cell, "best_s");
+  // doubles throughout: the record is data, its numbers may be anything
+  double trials = getNum(cell, "trials", 0), scale = getNum(cell, "budget_scale", 1);
+  double b = static_cast<double>(budget) * (scale >= 1 && scale <= 1e6 ? std::floor(scale) : 1);
+  if (!(b >= 1)) return kInf;
+  if (b >= trials) return getNum(cell, "best_s");
   auto c = curveOf(cell);
   if (c.empty()) return kInf;
-  return c[std::min<size_t>(c.size(), static_cast<size_t>(budget)) - 1];
+  return c[static_cast<size_t>(std::min(static_cast<double>(c.size()), b)) - 1];
 }
 
 struct Stat {
@@ -122,7 +124,37 @@ std::string csvField(const std::string& s) {
 
 } // namespace
 
+namespace {
+
+// Budgets of a run record: positive integers only.
+std::vector<int> budgetList(const json& v) {
+  std::vector<int> out;
+  for (auto& b : v) {
+    if (!b.is_number_integer() || b.get<int64_t>() < 1 || b.get<int64_t>() > 1000000000)
+      throw UserError("a trial budget must be a positive integer, not " + b.dump());
+    out.push_back(static_cast<int>(b.get<int64_t>()));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::string> writeReportImpl(const std::string& dir, const std::vector<json>& records);
+
+} // namespace
+
 std::vector<std::string> writeReport(const std::string& dir, const std::vector<json>& records) {
+  try {
+    return writeReportImpl(dir, records);
+  } catch (const json::exception& e) {
+    throw UserError(dir + "/results.jsonl: a record is malformed: " + e.what());
+  } catch (const UserError& e) {
+    throw UserError(dir + "/results.jsonl: " + e.what());
+  }
+}
+
+namespace {
+
+std::vector<std::string> writeReportImpl(const std::string& dir, const std::vector<json>& records) {
   // The newest run record says what the bench is (its configs, workloads and order).
   const json* run = nullptr;
   std::vector<const json*> machines;
@@ -130,21 +162,17 @@ std::vector<std::string> writeReport(const std::string& dir, const std::vector<j
     if (r["type"] == "run") run = &r;
     if ((r["type"] == "run" || r["type"] == "end") && r.contains("machine")) machines.push_back(&r);
   }
-  if (!run) throw UserError(dir + "/results.jsonl: no run record (is this a bench output folder?)");
+  if (!run) throw UserError("no run record (is this a bench output folder?)");
   std::vector<std::string> configs, workloads, baselines;
   std::map<std::string, std::vector<int>> budgets;
   std::map<std::string, std::string> kindOf;
-  try {
-    for (auto& c : (*run)["configs"]) configs.push_back(c.get<std::string>());
-    for (auto& w : (*run)["workloads"]) {
-      workloads.push_back(w["name"].get<std::string>());
-      kindOf[workloads.back()] = w.value("kind", "spec");
-    }
-    for (auto& b : (*run)["baselines"]) baselines.push_back(b.get<std::string>());
-    for (auto& [k, v] : (*run)["budgets"].items()) budgets[k] = v.get<std::vector<int>>();
-  } catch (const json::exception& e) {
-    throw UserError(dir + "/results.jsonl: a run record is malformed: " + e.what());
+  for (auto& c : run->at("configs")) configs.push_back(c.get<std::string>());
+  for (auto& w : run->at("workloads")) {
+    workloads.push_back(w.at("name").get<std::string>());
+    kindOf[workloads.back()] = w.value("kind", "spec");
   }
+  for (auto& b : run->at("baselines")) baselines.push_back(b.get<std::string>());
+  for (auto& [k, v] : run->at("budgets").items()) budgets[k] = budgetList(v);
   std::string ref = run->value("reference", configs.empty() ? "" : configs.front());
   const std::string bench = run->value("bench", "bench");
 
@@ -418,5 +446,7 @@ std::vector<std::string> writeReport(const std::string& dir, const std::vector<j
                  {dir + "/summary.md", dir + "/summary.csv", dir + "/summary.json"});
   return written;
 }
+
+} // namespace
 
 } // namespace wm::bench

@@ -140,4 +140,37 @@ for k, off in enumerate([100, len(ck) // 3, len(ck) - 200]):
     b[off] ^= 0x5A
     put("checkpoint", f"flip{k}", bytes(b))
 put("checkpoint", "empty", b"")
+# bench files: the shipped ones, and broken or hostile variants
+import glob
+for f in sorted(glob.glob(os.path.join(ROOT, "configs", "bench", "*.yaml"))):
+    put("bench_yaml", os.path.basename(f)[:-5], open(f, "rb").read())
+small = "name: t\nworkloads:\n  - gemm:M=8,N=8,K=8\n  - relu:shape=4x4\nconfigs:\n  a: {cost-model: ansor, trials: [4, 8]}\n  b: {flush: , seeds: 2}\n"
+put("bench_yaml", "small", small)
+put("bench_yaml", "flow_trap", "name: t\nworkloads: [gemm:M=8,N=8,K=8]\nconfigs: {a: {}}\n")
+put("bench_yaml", "deep", "name: t\nworkloads: " + "[" * 5000 + "]" * 5000 + "\n")
+put("bench_yaml", "aliases", "name: t\nx: &a [1, 2]\nworkloads: *a\nconfigs: {a: {}}\n")
+put("bench_yaml", "huge_budget", small.replace("[4, 8]", "[99999999999999999999]"))
+put("bench_yaml", "tabs", "name:\tt\n\tworkloads: x\n")
+put("bench_yaml", "baselines", small + "baselines:\n  - command: \"echo {\\\"ms\\\": 1}\"\n  - {name: x, command: \"true {model}\"}\ncompare: {reference: b}\n")
+# bench results (results.jsonl): a small well-formed run, and broken variants
+run = {"type": "run", "bench": "t", "file": "t.yaml", "time": "2026-01-01T00:00:00Z", "target": "llvm", "threads": 2,
+       "reference": "a", "per_task": False, "machine": {"cpu": "x", "cores": 2, "threads": 2, "peak_gflops": 100.0,
+       "governor": "unknown", "load1": 0.5}, "configs": ["a", "b"], "budgets": {"a": [2, 4], "b": [4]},
+       "workloads": [{"name": "gemm:M=8,N=8,K=8", "kind": "spec", "tasks": 1}], "baselines": ["torch"]}
+cells = []
+for cfg, seed, curve in [("a", 1, [3e-6, 2e-6, 2e-6, 1e-6]), ("b", 1, [None, 4e-6, 3e-6, 3e-6]), ("a", 2, [2e-6, 2e-6, 1.5e-6, 1.5e-6])]:
+    cells.append({"type": "cell", "id": f"g.{cfg}.s{seed}", "workload": "gemm:M=8,N=8,K=8", "kind": "spec", "config": cfg,
+                  "seed": seed, "trials": 4, "budget_scale": 1, "best_s": curve[-1], "flops": 1024, "tasks": [], "curve": curve,
+                  "wall_s": 2.0, "search_s": 0.1, "build_s": 1.0, "run_s": 0.5, "resumed": False, "log": "logs/x.jsonl"})
+base = [{"type": "baseline", "name": "torch", "workload": "gemm:M=8,N=8,K=8", "ms": 0.002},
+        {"type": "baseline", "name": "torch", "workload": "other", "unavailable": "why"}]
+end = {"type": "end", "time": "2026-01-01T00:01:00Z", "machine": run["machine"]}
+lines = [json.dumps(r) for r in [run] + cells + base + [end]]
+put("bench_results", "run", "\n".join(lines) + "\n")
+put("bench_results", "torn", "\n".join(lines) + "\n" + lines[1][:40])
+put("bench_results", "no_run", "\n".join(lines[1:]) + "\n")
+bad = dict(run, budgets={"a": [0, -3, 1e300]}, configs="ab")
+put("bench_results", "bad_run", json.dumps(bad) + "\n" + "\n".join(lines[1:]) + "\n")
+odd = [dict(c, trials=1e300, budget_scale=-7, curve=[1e308, "x", None]) for c in cells]
+put("bench_results", "odd_cells", "\n".join([lines[0]] + [json.dumps(c) for c in odd]) + "\n")
 print("seeds written under", OUT)
