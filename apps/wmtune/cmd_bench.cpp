@@ -8,6 +8,13 @@
 
 #include <wm/bench/bench.h>
 #include <wm/frontend/model.h>
+#include <wm/frontend/workload.h>
+#include <wm/ir/interpreter.h>
+#include <wm/runtime/measure.h>
+#include <wm/runtime/timing.h>
+#ifdef WM_HAVE_TORCH_REFERENCE
+#include <wm/runtime/torch_reference.h>
+#endif
 #include <wm/support/error.h>
 #include <wm/support/files.h>
 #include <wm/support/strings.h>
@@ -155,10 +162,41 @@ ChildResult runChild(const std::vector<std::string>& argv, std::ostream* sink,
   return r;
 }
 
-// Runs a baseline command; returns its record.
+// The built-in `libtorch` baseline: the workload's operator through libtorch, float32, timed
+// like a kernel (runtime::timeCalls), on random inputs.
+void libtorchBaseline(const bench::BenchWorkload& w, int threads, json* rec) {
+  if (w.kind == bench::BenchWorkload::Kind::Model) {
+    (*rec)["unavailable"] = "libtorch times one operator; for a model use a command baseline "
+                            "(benchmarks/baselines/torch_model.py)";
+    return;
+  }
+#ifdef WM_HAVE_TORCH_REFERENCE
+  try {
+    runtime::TorchWorkload tw(w.value, /*useDouble=*/false, threads);
+    tw.run(ir::randomInputs(parseWorkload(w.value).dag, 1));
+    runtime::MeasureOptions opts;
+    opts.minRepeatMs = 50;
+    opts.repeat = 9;
+    auto t = runtime::timeCalls([&] { tw.rerun(); }, opts);
+    (*rec)["ms"] = t.median * 1e3;
+    (*rec)["info"] = {{"iqr_ms", t.iqr * 1e3}, {"threads", threads}};
+  } catch (const UserError& e) {
+    (*rec)["unavailable"] = e.what();
+  }
+#else
+  (void)threads;
+  (*rec)["unavailable"] = "this wmtune is built without libtorch (WM_WITH_TORCH=OFF)";
+#endif
+}
+
+// Runs a baseline; returns its record.
 json runBaseline(const bench::BenchConfig& c, const bench::Baseline& b,
                  const bench::BenchWorkload& w, int threads) {
   json rec = {{"type", "baseline"}, {"name", b.name}, {"workload", w.value}, {"time", nowIso()}};
+  if (b.command.empty()) {
+    libtorchBaseline(w, threads, &rec);
+    return rec;
+  }
   bool isModel = w.kind == bench::BenchWorkload::Kind::Model;
   std::string cmd = b.command;
   auto subst = [&](const std::string& key, const std::string& v) {
@@ -270,7 +308,10 @@ Command addBenchCommand(CLI::App& app) {
                   << std::right << " seed " << std::setw(3) << cell.seed << "  trials "
                   << std::setw(6) << cell.trials << "  " << c.workloads[cell.workload].value
                   << (done.count(cell.id) ? "  (done)" : "") << "\n";
-      for (auto& b : c.baselines) std::cout << "baseline " << b.name << ": " << b.command << "\n";
+      for (auto& b : c.baselines)
+        std::cout << "baseline " << b.name << ": "
+                  << (b.command.empty() ? "built in (the operator through libtorch)" : b.command)
+                  << "\n";
       return 0;
     }
 

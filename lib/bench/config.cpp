@@ -265,9 +265,16 @@ BenchConfig parseBenchConfig(const std::string& text, const std::string& path,
           first = first.substr(0, first.find('.'));
           bl.name = first.empty() ? "command" : first;
         }
+      } else if (b.IsScalar()) {
+        bl.name = b.Scalar();
+        bool known = false;
+        for (const char* k : kBuiltinBaselines) known = known || bl.name == k;
+        if (!known)
+          r.fail(b, "unknown built-in baseline '" + bl.name +
+                        "' (built in: libtorch; or {command: \"...\", name: NAME})");
       } else {
-        r.fail(b,
-               "a baseline is {command: \"...\", name: NAME} (the command prints {\"ms\": ...})");
+        r.fail(b, "a baseline is libtorch or {command: \"...\", name: NAME} (the command prints "
+                  "{\"ms\": ...})");
       }
       if (!seenB.insert(bl.name).second) r.fail(b, "baseline '" + bl.name + "' given twice");
       if (seenC.count(bl.name)) r.fail(b, "'" + bl.name + "' names a config and a baseline");

@@ -3,9 +3,11 @@
 #include <torch/torch.h>
 #undef CHECK
 
+#include <wm/frontend/workload.h>
 #include <wm/runtime/torch_reference.h>
 #include <wm/support/error.h>
 
+#include <functional>
 #include <map>
 
 namespace wm::runtime {
@@ -683,6 +685,176 @@ std::vector<ir::NDArray> TorchReference::run(const std::vector<ir::NDArray>& inp
 
 void TorchReference::rerun() {
   impl_->exec(impl_->lastInputs);
+}
+
+// ---- built-in workloads (TorchWorkload): libtorch's operator for each workload spec ----
+
+namespace {
+
+using WInputs = std::map<std::string, torch::Tensor>;
+using WFn = std::function<torch::Tensor(const WInputs&)>;
+
+// A parameter of a canonical spec (every parameter present).
+std::string specParam(const std::string& canonical, const std::string& key) {
+  std::string body = canonical.substr(canonical.find(':') + 1);
+  size_t at = 0;
+  while (at <= body.size()) {
+    size_t comma = body.find(',', at);
+    std::string kv = body.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    auto eq = kv.find('=');
+    if (eq != std::string::npos && kv.substr(0, eq) == key) return kv.substr(eq + 1);
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  throw InternalError("workload " + canonical + " has no parameter " + key);
+}
+int64_t pInt(const std::string& c, const std::string& k) {
+  return std::stoll(specParam(c, k));
+}
+double pFloat(const std::string& c, const std::string& k) {
+  return std::stod(specParam(c, k));
+}
+
+WFn convN(int dims, const std::string& c, bool biasRelu = false) {
+  int64_t st = pInt(c, "stride"), p = pInt(c, "pad"), d = pInt(c, "dilation"),
+          g = pInt(c, "groups");
+  return [=](const WInputs& in) {
+    std::vector<int64_t> S(dims, st), P(dims, p), D(dims, d);
+    const auto &x = in.at("data"), &w = in.at("weight");
+    torch::Tensor b = biasRelu ? in.at("bias") : torch::Tensor();
+    if (dims == 1) return torch::conv1d(x, w, b, S, P, D, g);
+    if (dims == 3) return torch::conv3d(x, w, b, S, P, D, g);
+    auto y = torch::conv2d(x, w, b, S, P, D, g);
+    return biasRelu ? torch::relu(y) : y;
+  };
+}
+
+// op name -> the libtorch function of a canonical spec
+const std::map<std::string, std::function<WFn(const std::string&)>>& workloadTable() {
+  static const std::map<std::string, std::function<WFn(const std::string&)>> t = [] {
+    std::map<std::string, std::function<WFn(const std::string&)>> m;
+    auto fixed = [](WFn f) { return [f](const std::string&) { return f; }; };
+    m["gemm"] = fixed([](const WInputs& in) { return torch::matmul(in.at("A"), in.at("B")); });
+    m["matmul"] = m["gemm"];
+    m["dense"] = fixed([](const WInputs& in) { return torch::linear(in.at("X"), in.at("W")); });
+    m["batch_matmul"] = fixed([](const WInputs& in) { return torch::bmm(in.at("A"), in.at("B")); });
+    m["conv1d"] = [](const std::string& c) { return convN(1, c); };
+    m["conv2d"] = [](const std::string& c) { return convN(2, c); };
+    m["conv3d"] = [](const std::string& c) { return convN(3, c); };
+    m["conv2d_bias_relu"] = [](const std::string& c) { return convN(2, c, true); };
+    m["depthwise_conv2d"] = [](const std::string& c) -> WFn {
+      int64_t st = pInt(c, "stride"), p = pInt(c, "pad"), d = pInt(c, "dilation"), C = pInt(c, "C");
+      return [=](const WInputs& in) {
+        return torch::conv2d(in.at("data"), in.at("weight"), {}, st, p, d, C);
+      };
+    };
+    m["conv2d_transpose"] = [](const std::string& c) -> WFn {
+      int64_t st = pInt(c, "stride"), p = pInt(c, "pad"), d = pInt(c, "dilation"),
+              g = pInt(c, "groups"), op = pInt(c, "output_padding");
+      return [=](const WInputs& in) {
+        return torch::conv_transpose2d(in.at("data"), in.at("weight"), {}, st, p, op, g, d);
+      };
+    };
+    m["max_pool2d"] = [](const std::string& c) -> WFn {
+      int64_t R = pInt(c, "R"), S = pInt(c, "S"), st = pInt(c, "stride"), p = pInt(c, "pad");
+      return [=](const WInputs& in) { return torch::max_pool2d(in.at("data"), {R, S}, st, p); };
+    };
+    m["avg_pool2d"] = [](const std::string& c) -> WFn {
+      int64_t R = pInt(c, "R"), S = pInt(c, "S"), st = pInt(c, "stride"), p = pInt(c, "pad");
+      return [=](const WInputs& in) {
+        return torch::avg_pool2d(in.at("data"), {R, S}, st, p, false, true);
+      };
+    };
+    m["global_avg_pool2d"] = fixed([](const WInputs& in) {
+      return torch::adaptive_avg_pool2d(in.at("data"), {1, 1});
+    });
+    m["bias_add"] = [](const std::string& c) -> WFn {
+      int64_t axis = pInt(c, "axis");
+      return [=](const WInputs& in) {
+        const auto& x = in.at("data");
+        std::vector<int64_t> view(x.dim(), 1);
+        view[axis] = -1;
+        return x + in.at("bias").view(view);
+      };
+    };
+    m["relu"] = fixed([](const WInputs& in) { return torch::relu(in.at("data")); });
+    m["clip"] = [](const std::string& c) -> WFn {
+      double lo = pFloat(c, "min"), hi = pFloat(c, "max");
+      return [=](const WInputs& in) { return torch::clamp(in.at("data"), lo, hi); };
+    };
+    m["relu6"] = fixed([](const WInputs& in) { return torch::clamp(in.at("data"), 0.0, 6.0); });
+    m["sigmoid"] = fixed([](const WInputs& in) { return torch::sigmoid(in.at("data")); });
+    m["tanh"] = fixed([](const WInputs& in) { return torch::tanh(in.at("data")); });
+    m["gelu"] = fixed([](const WInputs& in) { return torch::gelu(in.at("data")); });
+    m["add"] = fixed([](const WInputs& in) { return in.at("a") + in.at("b"); });
+    m["sub"] = fixed([](const WInputs& in) { return in.at("a") - in.at("b"); });
+    m["mul"] = fixed([](const WInputs& in) { return in.at("a") * in.at("b"); });
+    m["div"] = fixed([](const WInputs& in) { return in.at("a") / in.at("b"); });
+    m["batch_norm"] = [](const std::string& c) -> WFn {
+      double eps = pFloat(c, "eps");
+      return [=](const WInputs& in) {
+        return torch::batch_norm(in.at("data"), in.at("gamma"), in.at("beta"), in.at("mean"),
+                                 in.at("var"), false, 0.1, eps, false);
+      };
+    };
+    m["softmax"] = fixed([](const WInputs& in) { return torch::softmax(in.at("data"), -1); });
+    m["layer_norm"] = [](const std::string& c) -> WFn {
+      double eps = pFloat(c, "eps");
+      int64_t N = pInt(c, "N");
+      return [=](const WInputs& in) {
+        return torch::layer_norm(in.at("data"), {N}, in.at("gamma"), in.at("beta"), eps);
+      };
+    };
+    m["norm"] = fixed([](const WInputs& in) { return in.at("data").flatten(1).norm(2, {1}); });
+    m["dense_bias_gelu"] = fixed([](const WInputs& in) {
+      return torch::gelu(torch::linear(in.at("X"), in.at("W"), in.at("bias")));
+    });
+    return m;
+  }();
+  return t;
+}
+
+} // namespace
+
+struct TorchWorkload::Impl {
+  WFn fn;
+  std::vector<std::string> names; // the placeholders, in DAG order
+  bool dbl = false;
+  WInputs last;
+};
+
+TorchWorkload::TorchWorkload(const std::string& spec, bool useDouble, int threads)
+    : impl_(std::make_unique<Impl>()) {
+  Workload w = parseWorkload(spec);
+  auto& t = workloadTable();
+  auto it = t.find(w.def->name);
+  if (it == t.end())
+    WM_USER_ERROR() << "workload " << w.canonical << ": no libtorch form of '" << w.def->name
+                    << "'";
+  impl_->fn = it->second(w.canonical);
+  for (auto& ph : w.dag.placeholders()) impl_->names.push_back(ph->name);
+  impl_->dbl = useDouble;
+  if (threads > 0) torch::set_num_threads(threads);
+}
+
+TorchWorkload::~TorchWorkload() = default;
+
+bool TorchWorkload::supported(const std::string& op) {
+  return workloadTable().count(op) > 0;
+}
+
+ir::NDArray TorchWorkload::run(const std::vector<ir::NDArray>& inputs) {
+  WM_CHECK(inputs.size() == impl_->names.size()) << "expected " << impl_->names.size() << " inputs";
+  impl_->last.clear();
+  for (size_t i = 0; i < inputs.size(); ++i)
+    impl_->last[impl_->names[i]] = toTorch(inputs[i], impl_->dbl);
+  torch::InferenceMode guard;
+  return fromTorch(impl_->fn(impl_->last).contiguous());
+}
+
+void TorchWorkload::rerun() {
+  torch::InferenceMode guard;
+  impl_->fn(impl_->last);
 }
 
 } // namespace wm::runtime

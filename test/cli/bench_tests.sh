@@ -52,8 +52,14 @@ for svg in curves:
     texts = " ".join(t.firstChild.data for t in doc.getElementsByTagName("text") if t.firstChild)
     assert "trials" in texts and "ms" in texts and "ansor" in texts and "random" in texts
 rows = list(csv.DictReader(open(out + "/summary.csv")))
-assert len(rows) == 2 * 2 * 2, len(rows)                # workloads x configs x budgets
-assert all(float(r["latency_ms_geomean"]) > 0 for r in rows)
+tuned = [r for r in rows if not r["config"].startswith("baseline:")]
+assert len(tuned) == 2 * 2 * 2, len(tuned)              # workloads x configs x budgets
+assert all(float(r["latency_ms_geomean"]) > 0 for r in tuned)
+assert len(rows) - len(tuned) == 2                      # the libtorch baseline per workload
+base = [r for r in recs if r["type"] == "baseline"]
+assert len(base) == 2 and all(b["name"] == "libtorch" for b in base)
+# built with libtorch (as CI is): timed; without: said to be unavailable, with why
+assert all(b.get("ms", 0) > 0 or "without libtorch" in b.get("unavailable", "") for b in base), base
 s = json.load(open(out + "/summary.json"))
 assert s["reference"] == "ansor" and len(s["workloads"]) == 2
 assert abs(s["geomean_speedup_vs_reference"]["ansor"] - 1) < 1e-9
@@ -157,6 +163,10 @@ bf ref "$base
 configs: {a: {}}
 compare: {reference: b}"
 expect 2 "ref.yaml:5:22: reference 'b' is not one of the configs" -- bench "$TMP/ref.yaml" --dry-run
+bf bad_baseline "$base
+configs: {a: {}}
+baselines: [pytorch]"
+expect 2 "bad_baseline.yaml:5:13: unknown built-in baseline 'pytorch'" -- bench "$TMP/bad_baseline.yaml" --dry-run
 bf syntax "name: t
 workloads: [gemm
 configs: {a: {}}"

@@ -31,13 +31,17 @@ struct TunerConfig {
   Mark mark;
 };
 
-/// A reference timed in the same run. `command` is run by /bin/sh with {workload}, {model},
-/// {threads} replaced; it prints JSON {"ms": ...} (or {"unavailable": "why"}).
+/// A reference timed in the same run: built in (`libtorch`: the workload's operator through
+/// libtorch, in wmtune), or a `command` run by /bin/sh with {workload}, {model}, {threads}
+/// replaced, printing JSON {"ms": ...} (or {"unavailable": "why"}).
 struct Baseline {
   std::string name;
-  std::string command;
+  std::string command; // empty for a built-in
   Mark mark;
 };
+
+/// The built-in baselines (a bare name in `baselines:`).
+inline const char* const kBuiltinBaselines[] = {"libtorch"};
 
 struct BenchConfig {
   std::string path; // the file it was read from

@@ -29,4 +29,23 @@ private:
   std::unique_ptr<Impl> impl_;
 };
 
+/// libtorch's own operator for a built-in workload spec (the table of torch_reference.cpp): the
+/// `libtorch` baseline of `wmtune bench` (float32) and the oracle tests' reference (float64).
+class TorchWorkload {
+public:
+  /// spec: a built-in workload spec. UserError when its operator has no libtorch form here.
+  TorchWorkload(const std::string& spec, bool useDouble, int threads);
+  ~TorchWorkload();
+  /// Inputs in the order of the workload DAG's placeholders; returns the (single) output.
+  ir::NDArray run(const std::vector<ir::NDArray>& inputs);
+  /// Runs again on the inputs of the last run(), output discarded (for timing).
+  void rerun();
+  /// Whether the workload operator `op` has a libtorch form.
+  static bool supported(const std::string& op);
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 } // namespace wm::runtime
