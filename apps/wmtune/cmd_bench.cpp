@@ -91,6 +91,15 @@ bench::FlagProblem checkTuneFlag(const std::string& flag, std::string* value) {
     if (value->empty()) return {"'" + flag + "' needs a value"};
     args.push_back(*value);
   }
+  // Files a cell would open: missing ones fail here, not hours into the bench.
+  bool isFile = flag == "warm-start" || flag == "onnx" ||
+                (flag == "init" && *value != "default" && *value != "none");
+  try {
+    if (isFile && !requireRegularFile(*value))
+      return {"'" + flag + "': no such file '" + *value + "'"};
+  } catch (const UserError& e) {
+    return {"'" + flag + "': " + e.what()};
+  }
   std::vector<std::string> rev(args.rbegin(), args.rend());
   try {
     app.parse(rev);

@@ -163,6 +163,10 @@ bf ref "$base
 configs: {a: {}}
 compare: {reference: b}"
 expect 2 "ref.yaml:5:22: reference 'b' is not one of the configs" -- bench "$TMP/ref.yaml" --dry-run
+bf no_warm "$base
+configs:
+  a: {warm-start: $TMP/nowhere.jsonl}"
+expect 2 "no_warm.yaml:5:19: 'warm-start': no such file" -- bench "$TMP/no_warm.yaml" --dry-run
 bf bad_baseline "$base
 configs: {a: {}}
 baselines: [pytorch]"
