@@ -212,21 +212,28 @@ std::vector<nlohmann::json> readResults(const std::string& path) {
 
 void appendResult(const std::string& path, const nlohmann::json& record) {
   std::string line = record.dump() + "\n";
-  int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  int fd = open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) throw UserError(path + ": cannot open for appending: " + std::strerror(errno));
-  // A torn last line (a kill mid-write) would glue onto this record: start on a new line.
+  // A torn last line (bench killed mid-write; bench is this file's only writer) is cut off,
+  // as the tuning log's appender does: the records before it stay, the next one starts clean.
   struct stat st;
-  std::string prefix;
   if (fstat(fd, &st) == 0 && st.st_size > 0) {
-    int rfd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    char last = '\n';
-    if (rfd >= 0) {
-      if (pread(rfd, &last, 1, st.st_size - 1) != 1) last = '\n';
-      close(rfd);
+    off_t end = st.st_size, keep = end;
+    char c = '\n';
+    if (pread(fd, &c, 1, end - 1) == 1 && c != '\n') {
+      keep = 0;
+      for (off_t at = end - 1; at >= 0; --at)
+        if (pread(fd, &c, 1, at) == 1 && c == '\n') {
+          keep = at + 1;
+          break;
+        }
+      if (ftruncate(fd, keep) != 0) {
+        int e = errno;
+        close(fd);
+        throw UserError(path + ": cannot cut its torn last line: " + std::strerror(e));
+      }
     }
-    if (last != '\n') prefix = "\n";
   }
-  line = prefix + line;
   size_t off = 0;
   while (off < line.size()) {
     ssize_t n = write(fd, line.data() + off, line.size() - off);

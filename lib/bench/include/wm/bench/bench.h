@@ -55,7 +55,8 @@ std::vector<double> tuningCurve(const std::string& logPath,
 /// skipped; any other bad line is a UserError naming path:line. Never writes.
 std::vector<nlohmann::json> readResults(const std::string& path);
 
-/// Appends one record as one line (opened with O_APPEND, written in one write, fsynced).
+/// Appends one record as one line (O_APPEND, fsynced); a torn last line left by a kill is cut
+/// off first (bench is the file's only writer).
 void appendResult(const std::string& path, const nlohmann::json& record);
 
 /// Writes summary.md, summary.csv, summary.json and plots/*.svg into dir from the records
