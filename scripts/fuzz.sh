@@ -4,7 +4,7 @@
 # finding (fork mode); prints one line per target (executions, coverage, findings). New corpus entries stay under out/fuzz/<name>/;
 # findings (crash-*, leak-*, timeout-*) under out/fuzz/findings/ — replay one with
 # build/test/wm_fuzz_<name>_replay FILE, fix, and add it to test/fuzz/corpus/<name>/ as finding-*.
-# usage: bash scripts/fuzz.sh [SECONDS] [TARGET...]
+# usage: [FUZZ_FORKS=N] bash scripts/fuzz.sh [SECONDS] [TARGET...]   (N parallel processes per target)
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 secs=${1:-600}
@@ -28,7 +28,7 @@ run_one() {
   ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions="$out/lsan.supp" UBSAN_OPTIONS=print_stacktrace=1 \
     "$root/build-fuzz/test/wm_fuzz_$t" "$out/$t" "$root/test/fuzz/corpus/$t" \
     -max_total_time="$secs" -rss_limit_mb=4096 -timeout=30 -max_len=$maxlen \
-    -fork=1 -ignore_crashes=1 -ignore_ooms=1 -ignore_timeouts=1 \
+    -fork="${FUZZ_FORKS:-1}" -ignore_crashes=1 -ignore_ooms=1 -ignore_timeouts=1 \
     -artifact_prefix="$out/findings/$t-" >"$out/$t.log" 2>&1 || true
   # fork mode keeps going after a finding; its status lines read "#EXECS: cov: N ft: ..."
   local execs cov

@@ -6,27 +6,23 @@ Prints one JSON line {"ms": ...}, or {"unavailable": "why"} when onnxruntime is 
 
     /usr/bin/python3 benchmarks/baselines/ort_model.py out/models/resnet18.onnx --threads 2
 """
-import argparse
 import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from timing import parse_args, time_call  # noqa: E402
+
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("model")
-    ap.add_argument("--threads", type=int, default=0)
-    ap.add_argument("--min-ms", type=float, default=50.0)
-    args = ap.parse_args()
+    args = parse_args(__doc__)
     try:
         import numpy as np
         import onnxruntime as ort
     except ImportError as e:
         print(json.dumps({"unavailable": f"onnxruntime is not installed ({e})"}))
         return
-    from timing import time_call
     so = ort.SessionOptions()
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     if args.threads > 0:

@@ -7,7 +7,6 @@ Prints one JSON line: {"ms": best of the two, "eager_ms": ..., "frozen_ms": ...}
 
     /usr/bin/python3 benchmarks/baselines/torch_model.py out/models/resnet18.onnx --threads 2
 """
-import argparse
 import json
 import os
 import sys
@@ -16,13 +15,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 
+from timing import parse_args, time_call  # noqa: E402
+
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("model")
-    ap.add_argument("--threads", type=int, default=0)
-    ap.add_argument("--min-ms", type=float, default=50.0)
-    args = ap.parse_args()
+    args = parse_args(__doc__)
     name = os.path.splitext(os.path.basename(args.model))[0]
     import gen_models
     if name not in gen_models.MODULES:
@@ -30,7 +27,6 @@ def main():
         return
     import torch
     import torchvision as tv
-    from timing import time_call
     if args.threads > 0:
         torch.set_num_threads(args.threads)
     model, example = gen_models.MODULES[name](torch, tv)

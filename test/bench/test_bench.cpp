@@ -34,18 +34,13 @@ std::string tmpPath(const std::string& name) {
 } // namespace
 
 TEST_CASE("a bench file plans its cells interleaved per workload", "[bench]") {
-  auto c = parseBenchConfig(R"(name: t
-trials: [8, 4]
-seeds: [1, 2]
-workloads:
-  - gemm:M=8,N=8,K=8
-  - relu:shape=4x4
-configs:
-  a: {cost-model: ansor}
-  b: {cost-model: random, trials: 16, seeds: [2]}
-compare: {reference: b}
-)",
-                            "t.yaml", anyFlag);
+  auto file = [](const std::string& aModel) {
+    return "name: t\ntrials: [8, 4]\nseeds: [1, 2]\nworkloads:\n  - gemm:M=8,N=8,K=8\n"
+           "  - relu:shape=4x4\nconfigs:\n  a: {cost-model: " +
+           aModel +
+           "}\n  b: {cost-model: random, trials: 16, seeds: [2]}\ncompare: {reference: b}\n";
+  };
+  auto c = parseBenchConfig(file("ansor"), "t.yaml", anyFlag);
   CHECK(c.reference == "b");
   CHECK(budgetsOf(c, c.configs[0]) == std::vector<int>{4, 8});
   auto cells = planCells(c);
@@ -61,17 +56,7 @@ compare: {reference: b}
   std::set<std::string> ids;
   for (auto& cell : cells) ids.insert(cell.id);
   CHECK(ids.size() == cells.size());
-  auto again = planCells(parseBenchConfig(R"(name: t
-trials: [8, 4]
-seeds: [1, 2]
-workloads:
-  - gemm:M=8,N=8,K=8
-  - relu:shape=4x4
-configs:
-  a: {cost-model: wm}
-  b: {cost-model: random, trials: 16, seeds: [2]}
-)",
-                                          "t.yaml", anyFlag));
+  auto again = planCells(parseBenchConfig(file("wm"), "t.yaml", anyFlag));
   CHECK(again[0].id != cells[0].id); // a's flags changed
   CHECK(again[2].id == cells[2].id); // b's did not
   auto args = tuneArgs(c, cells[2], "l.jsonl", "s.json");
