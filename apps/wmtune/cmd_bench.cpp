@@ -76,7 +76,8 @@ std::string shellQuote(const std::string& s) {
 // Checks a tune flag by parsing it with the real `tune` options (a fresh CLI app).
 bench::FlagProblem checkTuneFlag(const std::string& flag, std::string* value) {
   CLI::App app;
-  addTuneCommand(app);
+  // The command owns the option structs the parse writes into: it must outlive the parse.
+  Command tuneCommand = addTuneCommand(app);
   CLI::App* tune = app.get_subcommand("tune");
   const CLI::Option* opt = tune->get_option_no_throw("--" + flag);
   if (!opt) return {"'" + flag + "' is not a flag of `wmtune tune` (see wmtune tune --help)", true};
