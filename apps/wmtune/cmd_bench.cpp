@@ -53,13 +53,6 @@ struct BenchCli {
   bool dryRun = false, quiet = false;
 };
 
-std::string selfExe() {
-  char buf[4096];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) throw InternalError("cannot find this process's executable");
-  return std::string(buf, static_cast<size_t>(n));
-}
-
 std::string nowIso() {
   std::time_t t = std::time(nullptr);
   char b[32];
@@ -200,8 +193,7 @@ void libtorchBaseline(const bench::BenchWorkload& w, int threads, json* rec) {
 }
 
 // Runs a baseline; returns its record.
-json runBaseline(const bench::BenchConfig& c, const bench::Baseline& b,
-                 const bench::BenchWorkload& w, int threads) {
+json runBaseline(const bench::Baseline& b, const bench::BenchWorkload& w, int threads) {
   json rec = {{"type", "baseline"}, {"name", b.name}, {"workload", w.value}, {"time", nowIso()}};
   if (b.command.empty()) {
     libtorchBaseline(w, threads, &rec);
@@ -223,7 +215,6 @@ json runBaseline(const bench::BenchConfig& c, const bench::Baseline& b,
   subst("{threads}", std::to_string(threads));
   std::string out;
   auto r = runChild({"/bin/sh", "-c", cmd}, nullptr, [&](const std::string& l) { out = l; });
-  (void)c;
   json j = json::parse(out, nullptr, false);
   if (r.status != 0) {
     rec["unavailable"] = "exited " + std::to_string(r.status) + ": " + trim(r.tail);
@@ -361,7 +352,7 @@ Command addBenchCommand(CLI::App& app) {
                 << m0.peakGflops << " GFLOP/s on " << m0.threads << " threads, output " << out
                 << std::endl;
 
-    std::string exe = selfExe();
+    std::string exe = selfExecutable();
     auto t0 = std::chrono::steady_clock::now();
     int64_t trialsDone = 0; // in this process, for the ETA
     int index = 0, lastWorkload = -1;
@@ -372,7 +363,7 @@ Command addBenchCommand(CLI::App& app) {
         lastWorkload = cell.workload;
         for (auto& b : c.baselines) {
           if (baselinesDone.count({json(w.value).dump(), json(b.name).dump()})) continue;
-          json rec = runBaseline(c, b, w, m0.threads);
+          json rec = runBaseline(b, w, m0.threads);
           bench::appendResult(resultsPath, rec);
           if (!o->quiet)
             std::cout << (tty ? "\r\033[K" : "") << "baseline " << b.name << "  " << w.value << "  "
@@ -476,7 +467,6 @@ Command addBenchCommand(CLI::App& app) {
                   {"log", "logs/" + cell.id + ".jsonl"}};
       bench::appendResult(resultsPath, rec);
       trialsDone += cell.trials;
-      records.push_back(rec);
       bench::writeReport(out, bench::readResults(resultsPath));
       if (!o->quiet) {
         std::ostringstream line;

@@ -4,6 +4,7 @@
 #include <wm/support/error.h>
 #include <wm/support/files.h>
 #include <wm/support/hash.h>
+#include <wm/support/int_math.h>
 #include <wm/support/strings.h>
 
 #include <fcntl.h>
@@ -80,7 +81,12 @@ std::vector<Cell> planCells(const BenchConfig& c) {
         cell.workload = static_cast<int>(wi);
         cell.config = tc.name;
         cell.seed = seed;
-        cell.trials = budgetsOf(c, tc).back() * (c.perTask ? c.workloads[wi].tasks : 1);
+        int64_t trials = 0;
+        if (!checkedMul(budgetsOf(c, tc).back(), c.perTask ? c.workloads[wi].tasks : 1, &trials) ||
+            trials > std::numeric_limits<int>::max())
+          throw UserError(c.path + ": config '" + tc.name + "' on '" + c.workloads[wi].value +
+                          "': budget x tasks is more trials than a run can count");
+        cell.trials = static_cast<int>(trials);
         // The flags are part of the identity: an edited config is a new cell.
         std::string flags;
         for (auto& [k, v] : tc.flags) flags += k + "=" + v + ";";

@@ -3,6 +3,7 @@
 #include <wm/runtime/measure.h>
 #include <wm/schedule/steps.h>
 #include <wm/support/error.h>
+#include <wm/support/files.h>
 #include <wm/support/hash.h>
 #include <wm/support/options_json.h>
 
@@ -121,13 +122,6 @@ std::string encodeReply(int64_t id, const MeasureResult& r) {
 
 namespace {
 
-std::string selfExe() {
-  char buf[4096];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) throw InternalError("cannot find this process's executable");
-  return std::string(buf, static_cast<size_t>(n));
-}
-
 class WorkerProcess {
 public:
   ~WorkerProcess() { stop(); }
@@ -243,7 +237,7 @@ public:
   WorkerMeasurer(MeasureOptions o, target::Target t, std::string exe)
       : opts_(std::move(o)), target_(std::move(t)), exe_(std::move(exe)) {
     std::signal(SIGPIPE, SIG_IGN); // a dead worker must not take the tuner with it
-    if (exe_.empty()) exe_ = selfExe();
+    if (exe_.empty()) exe_ = selfExecutable();
   }
 
   std::vector<MeasureResult> measure(const std::vector<MeasureInput>& inputs) override {

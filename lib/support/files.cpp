@@ -130,4 +130,11 @@ void checkStdout() {
   }
 }
 
+std::string selfExecutable() {
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) throw InternalError("cannot find this process's executable");
+  return std::string(buf, static_cast<size_t>(n));
+}
+
 } // namespace wm

@@ -22,6 +22,9 @@ void checkWritable(const std::string& path, const std::string& what);
 /// and is not a regular file; returns whether it exists.
 bool requireRegularFile(const std::string& path);
 
+/// The path of this process's executable (/proc/self/exe): workers and bench cells run it.
+std::string selfExecutable();
+
 /// Flushes stdout; UserError when anything written to it was lost (a full disk, a closed pipe).
 void checkStdout();
 
