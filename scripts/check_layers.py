@@ -22,9 +22,12 @@ ALLOWED = {
     "runtime": {"codegen", "frontend", "lower", "schedule", "ir", "target", "rt", "support"},
     "search": {"costmodel", "runtime", "lower", "schedule", "ir", "target", "support"},
     "bench": {"search", "frontend", "support"},
+    "export": {"search", "runtime", "codegen", "frontend", "lower", "schedule", "ir", "target", "rt",
+               "support"},
 }
 # Of a lower layer, only these headers may be included (the rest is the layer's own business).
-ONLY = {("search", "runtime"): {"measure.h"}, ("bench", "search"): {"tuning_log.h"}}
+ONLY = {("search", "runtime"): {"measure.h"}, ("bench", "search"): {"tuning_log.h"},
+        ("export", "search"): {"tuning_log.h"}, ("export", "runtime"): {"buffer.h"}}
 # Third-party headers and the only files that may include them.
 HEAVY = [
     (re.compile(r"#include\s*<llvm/"), lambda p: p.startswith("lib/codegen/"), "LLVM"),

@@ -1,16 +1,20 @@
 // `wmtune run model.onnx [--log FILE] [--input ...] [--output ...] [--check] [--bench]`: runs
 // a whole model with wmtune's kernels (the best record of each task in the log, else the
 // default schedule), optionally checked against and timed beside the libtorch reference
-// executor.
+// executor. `wmtune run -w SPEC` runs one workload's kernel the same way (checked against the
+// reference interpreter): what exported kernels are compared with.
 #include "commands.h"
 #include "option_flags.h"
 
 #include <wm/codegen/codegen.h>
 #include <wm/frontend/model.h>
+#include <wm/frontend/workload.h>
 #include <wm/rt/parallel.h>
 #include <wm/runtime/graph_executor.h>
 #include <wm/runtime/npy.h>
+#include <wm/runtime/program.h>
 #include <wm/runtime/timing.h>
+#include <wm/schedule/default_schedule.h>
 #include <wm/search/tuning_log.h>
 #include <wm/support/error.h>
 #include <wm/support/rng.h>
@@ -36,7 +40,7 @@ namespace wm::cli {
 namespace {
 
 struct RunCli {
-  std::string model, log;
+  std::string model, log, workload;
   std::vector<std::string> inputs, outputs;
   bool check = false, bench = false;
   target::TargetOptions target;
@@ -63,14 +67,32 @@ std::map<std::string, std::vector<sched::Step>> bestSchedules(const std::string&
   return out;
 }
 
-std::vector<ir::NDArray> readInputs(const RunCli& o, const frontend::Program& p) {
-  std::vector<std::optional<ir::NDArray>> in(p.inputs.size());
+/// A graph input or output, or a workload's placeholder or output: what --input/--output name.
+struct TensorDecl {
+  std::string name;
+  ir::DType dtype;
+  ir::Shape shape;
+};
+
+std::vector<TensorDecl> modelInputs(const frontend::Program& p) {
+  std::vector<TensorDecl> d;
+  for (int v : p.inputs) d.push_back({p.values[v].name, p.values[v].dtype, p.values[v].shape});
+  return d;
+}
+std::vector<TensorDecl> modelOutputs(const frontend::Program& p) {
+  std::vector<TensorDecl> d;
+  for (int v : p.outputs) d.push_back({p.values[v].name, p.values[v].dtype, p.values[v].shape});
+  return d;
+}
+
+std::vector<ir::NDArray> readInputs(const RunCli& o, const std::vector<TensorDecl>& decls) {
+  std::vector<std::optional<ir::NDArray>> in(decls.size());
   size_t positional = 0;
   Rng rng(o.seed);
   auto indexOf = [&](const std::string& name) -> size_t {
-    for (size_t i = 0; i < p.inputs.size(); ++i)
-      if (p.values[p.inputs[i]].name == name) return i;
-    WM_USER_ERROR() << "--input " << name << "=...: the model has no input '" << name << "'";
+    for (size_t i = 0; i < decls.size(); ++i)
+      if (decls[i].name == name) return i;
+    WM_USER_ERROR() << "--input " << name << "=...: there is no input '" << name << "'";
   };
   for (auto& spec : o.inputs) {
     size_t eq = spec.find('=');
@@ -81,14 +103,13 @@ std::vector<ir::NDArray> readInputs(const RunCli& o, const frontend::Program& p)
       i = indexOf(spec.substr(0, eq));
       file = spec.substr(eq + 1);
     } else {
-      if (positional >= p.inputs.size())
-        WM_USER_ERROR() << "--input " << spec << ": the model has only " << p.inputs.size()
-                        << " inputs";
+      if (positional >= decls.size())
+        WM_USER_ERROR() << "--input " << spec << ": there are only " << decls.size() << " inputs";
       i = positional++;
     }
     if (file == "random") continue;
     ir::NDArray a = runtime::readNpy(file);
-    const auto& v = p.values[p.inputs[i]];
+    const auto& v = decls[i];
     if (a.shape() != v.shape)
       WM_USER_ERROR() << "--input " << file << ": shape does not match input '" << v.name << "'";
     if (a.dtype() != v.dtype)
@@ -98,7 +119,7 @@ std::vector<ir::NDArray> readInputs(const RunCli& o, const frontend::Program& p)
   }
   std::vector<ir::NDArray> out;
   for (size_t i = 0; i < in.size(); ++i) {
-    const auto& v = p.values[p.inputs[i]];
+    const auto& v = decls[i];
     out.push_back(in[i] ? *in[i]
                         : ir::NDArray::random(v.dtype, v.shape, rng,
                                               ir::isFloat(v.dtype) ? -1.0 : 0.0,
@@ -107,7 +128,7 @@ std::vector<ir::NDArray> readInputs(const RunCli& o, const frontend::Program& p)
   return out;
 }
 
-void writeOutputs(const RunCli& o, const frontend::Program& p,
+void writeOutputs(const RunCli& o, const std::vector<TensorDecl>& decls,
                   const std::vector<ir::NDArray>& outs) {
   size_t positional = 0;
   for (auto& spec : o.outputs) {
@@ -117,21 +138,83 @@ void writeOutputs(const RunCli& o, const frontend::Program& p,
     bool named = false;
     if (eq != std::string::npos) {
       std::string name = spec.substr(0, eq);
-      for (size_t k = 0; k < p.outputs.size(); ++k)
-        if (p.values[p.outputs[k]].name == name) {
+      for (size_t k = 0; k < decls.size(); ++k)
+        if (decls[k].name == name) {
           i = k;
           named = true;
         }
       if (named) file = spec.substr(eq + 1);
     }
     if (!named) {
-      if (positional >= p.outputs.size())
-        WM_USER_ERROR() << "--output " << spec << ": the model has only " << p.outputs.size()
-                        << " outputs";
+      if (positional >= decls.size())
+        WM_USER_ERROR() << "--output " << spec << ": there are only " << decls.size() << " outputs";
       i = positional++;
     }
     runtime::writeNpy(file, outs[i]);
   }
+}
+
+/// Prints an output's type and element sum (what `run` shows of every output).
+void printOutput(const TensorDecl& d, const ir::NDArray& a) {
+  double sum = 0;
+  for (double x : a.values()) sum += x;
+  std::cout << "output " << d.name << " " << ir::dtypeName(d.dtype) << "[";
+  for (size_t i = 0; i < d.shape.size(); ++i) std::cout << (i ? "," : "") << d.shape[i];
+  std::cout << "] sum " << std::setprecision(6) << sum << "\n";
+}
+
+/// `run -w SPEC`: the workload's kernel (the log's best record, else the default schedule) on
+/// the inputs; --check compares with the reference interpreter.
+int runWorkload(const RunCli& o) {
+  if (o.bench)
+    WM_USER_ERROR() << "--bench times models; time a workload's schedule with wmtune measure";
+  Workload w = parseWorkload(o.workload);
+  target::Target target = codegen::resolveTarget(o.target);
+  std::string key = w.dag.workloadKey();
+  std::vector<sched::Step> steps;
+  bool tuned = false;
+  if (!o.log.empty()) {
+    auto best = bestSchedules(o.log, target);
+    if (auto it = best.find(key); it != best.end()) {
+      steps = it->second;
+      tuned = true;
+    }
+  }
+  if (!tuned) steps = sched::defaultSchedule(w.dag);
+  auto builder = runtime::makeLocalBuilder(target);
+  runtime::BuiltProgram prog;
+  try {
+    prog = builder->build(w.dag, steps);
+  } catch (const UserError& e) {
+    if (!tuned) throw;
+    spdlog::warn("{}: the logged schedule does not build ({}); using the default", o.workload,
+                 e.what());
+    tuned = false;
+    prog = builder->build(w.dag, sched::defaultSchedule(w.dag));
+  }
+  std::vector<TensorDecl> ins, outs;
+  for (const auto& b : prog.func.inputs) ins.push_back({b->name, b->dtype, b->shape});
+  for (const auto& t : w.dag.outputs()) outs.push_back({t->name, t->dtype, t->shape});
+  auto inputs = readInputs(o, ins);
+  auto device = runtime::makeDevice(target);
+  auto got = runtime::runProgram(*device, prog, inputs);
+  std::cout << "workload " << w.canonical << ": "
+            << (tuned ? "the best schedule of " + o.log : std::string("the default schedule"))
+            << "\n";
+  for (size_t i = 0; i < got.size(); ++i) printOutput(outs[i], got[i]);
+  writeOutputs(o, outs, got);
+  if (!o.check) return 0;
+  auto want = ir::evaluateOutputs(w.dag, inputs);
+  int rc = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    double err = ir::maxRelativeError(got[i], want[i]);
+    bool ok = err <= o.tolerance;
+    std::cout << "check " << outs[i].name << ": max relative error " << std::scientific
+              << std::setprecision(3) << err << " -> " << (ok ? "ok" : "FAILED")
+              << " (reference interpreter, tolerance " << o.tolerance << ")" << std::fixed << "\n";
+    if (!ok) rc = 1;
+  }
+  return rc;
 }
 
 std::string ms(double s) {
@@ -146,7 +229,11 @@ Command addRunCommand(CLI::App& app) {
   auto* sub = app.add_subcommand(
       "run", "Run an ONNX model with wmtune's kernels; check or time it against libtorch");
   auto o = std::make_shared<RunCli>();
-  sub->add_option("model", o->model, "ONNX model")->required();
+  auto* model = sub->add_option("model", o->model, "ONNX model");
+  sub->add_option("-w,--workload", o->workload,
+                  "Run a workload's kernel instead of a model (its best record in --log, else "
+                  "the default schedule); --check compares with the reference interpreter")
+      ->excludes(model);
   sub->add_option("--log", o->log,
                   "Tuning log: each task runs its best record (default schedules otherwise)");
   sub->add_option("--input", o->inputs,
@@ -166,6 +253,8 @@ Command addRunCommand(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--seed", o->seed, "Seed of random inputs")->capture_default_str();
   return [o]() {
+    if (!o->workload.empty()) return runWorkload(*o);
+    if (o->model.empty()) WM_USER_ERROR() << "run: give an ONNX model or -w SPEC";
     auto graph = frontend::loadOnnx(o->model);
     auto prog = frontend::buildProgram(graph);
     auto plan = frontend::planModel(prog);
@@ -173,7 +262,7 @@ Command addRunCommand(CLI::App& app) {
     int threads = target.cores;
     std::map<std::string, std::vector<sched::Step>> schedules;
     if (!o->log.empty()) schedules = bestSchedules(o->log, target);
-    auto inputs = readInputs(*o, prog);
+    auto inputs = readInputs(*o, modelInputs(prog));
     runtime::GraphExecutor exec(prog, plan, schedules, target);
     const auto& st = exec.stats();
     std::cout << "model " << o->model << ": " << plan.groups.size() << " fused subgraphs, "
@@ -183,15 +272,9 @@ Command addRunCommand(CLI::App& app) {
               << st.bufferBytes / 1024 << " KiB planned (" << st.unplannedBytes / 1024
               << " KiB unplanned)\n";
     auto outs = exec.run(inputs);
-    for (size_t i = 0; i < outs.size(); ++i) {
-      const auto& v = prog.values[prog.outputs[i]];
-      double sum = 0;
-      for (double x : outs[i].values()) sum += x;
-      std::cout << "output " << v.name << " " << ir::dtypeName(v.dtype) << "[";
-      for (size_t d = 0; d < v.shape.size(); ++d) std::cout << (d ? "," : "") << v.shape[d];
-      std::cout << "] sum " << std::setprecision(6) << sum << "\n";
-    }
-    writeOutputs(*o, prog, outs);
+    auto outDecls = modelOutputs(prog);
+    for (size_t i = 0; i < outs.size(); ++i) printOutput(outDecls[i], outs[i]);
+    writeOutputs(*o, outDecls, outs);
     int rc = 0;
     if (o->check || o->bench) {
 #ifdef WM_HAVE_TORCH_REFERENCE

@@ -33,5 +33,6 @@ Command addTrainCommand(CLI::App& app);
 Command addEvalModelCommand(CLI::App& app);
 Command addOptionsCommand(CLI::App& app);
 Command addBenchCommand(CLI::App& app);
+Command addExportCommand(CLI::App& app);
 
 } // namespace wm::cli

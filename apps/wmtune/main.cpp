@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   add(wm::cli::addCompileCommand);
   add(wm::cli::addTuneCommand);
   add(wm::cli::addRunCommand);
+  add(wm::cli::addExportCommand);
   add(wm::cli::addTrainCommand);
   add(wm::cli::addEvalModelCommand);
   add(wm::cli::addBenchCommand);

@@ -62,22 +62,30 @@ void optimize(llvm::Module& m, llvm::TargetMachine& tm) {
 
 } // namespace
 
-BuiltModule buildModule(const lower::LoweredFunc& f, const target::Target& t, bool optimizeIt) {
+BuiltModule newModule(const std::string& name, const target::Target& t) {
   if (t.kind != target::Kind::Llvm)
     throw UserError(std::string("target ") + target::kindName(t.kind) +
                     ": this build has no code generator for it");
   BuiltModule out;
   out.tm = makeTargetMachine(t);
   out.ctx = std::make_unique<llvm::LLVMContext>();
-  out.module = std::make_unique<llvm::Module>(f.name, *out.ctx);
+  out.module = std::make_unique<llvm::Module>(name, *out.ctx);
   out.module->setTargetTriple(t.triple);
   out.module->setDataLayout(out.tm->createDataLayout());
-  CpuEmitter(*out.ctx, *out.module).emitKernel(f);
+  return out;
+}
+
+void finishModule(BuiltModule& m, bool optimizeIt) {
   std::string err;
   llvm::raw_string_ostream es(err);
-  WM_CHECK(!llvm::verifyModule(*out.module, &es))
-      << "codegen produced invalid LLVM IR: " << es.str();
-  if (optimizeIt) optimize(*out.module, *out.tm);
+  WM_CHECK(!llvm::verifyModule(*m.module, &es)) << "codegen produced invalid LLVM IR: " << es.str();
+  if (optimizeIt) optimize(*m.module, *m.tm);
+}
+
+BuiltModule buildModule(const lower::LoweredFunc& f, const target::Target& t, bool optimizeIt) {
+  BuiltModule out = newModule(f.name, t);
+  CpuEmitter(*out.ctx, *out.module).emitKernel(f);
+  finishModule(out, optimizeIt);
   return out;
 }
 

@@ -24,6 +24,11 @@ struct BuiltModule {
   std::unique_ptr<llvm::TargetMachine> tm;
 };
 
+/// An empty module for the target (UserError for a target without a code generator).
+BuiltModule newModule(const std::string& name, const target::Target& t);
+/// Verifies the module, then optimizes it when asked.
+void finishModule(BuiltModule& m, bool optimize);
+
 /// The module of f for the target, verified, and optimized when asked.
 BuiltModule buildModule(const lower::LoweredFunc& f, const target::Target& t, bool optimize);
 

@@ -18,87 +18,112 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <time.h>
+#include <unistd.h>
 
-#include <algorithm>
 #include <atomic>
-#include <chrono>
-#include <condition_variable>
 #include <cstdlib>
-#include <mutex>
-#include <thread>
-#include <vector>
+#include <new>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define WM_PAUSE() _mm_pause()
 #else
-#define WM_PAUSE() std::this_thread::yield()
+#define WM_PAUSE() sched_yield()
 #endif
 
 namespace wm::rt {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+// Only libc and pthread below: exported kernel libraries compile this file into themselves and
+// depend on nothing else (no libstdc++: no std::thread, mutex, vector, chrono, no function-local
+// statics, which need __cxa_guard_acquire).
 
 thread_local bool tInRegion = false;
+thread_local int tThreads = 0; // wm_set_caller_threads: this thread's regions (0: the pool's)
+
+int64_t nowMicros() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
+}
+
+/// A pthread mutex held for a scope.
+class Lock {
+public:
+  explicit Lock(pthread_mutex_t& m) : m_(m) { pthread_mutex_lock(&m_); }
+  ~Lock() { pthread_mutex_unlock(&m_); }
+  Lock(const Lock&) = delete;
+  Lock& operator=(const Lock&) = delete;
+
+private:
+  pthread_mutex_t& m_;
+};
 
 /// The CPUs the process may use, read once before any thread is pinned (afterwards the
 /// calling thread's own mask is a single CPU).
-const std::vector<int>& allowedCpus() {
-  static const std::vector<int> cpus = [] {
-    std::vector<int> v;
+struct AllowedCpus {
+  int cpu[CPU_SETSIZE];
+  int count = 0;
+  void read() {
     cpu_set_t set;
     CPU_ZERO(&set);
     if (sched_getaffinity(0, sizeof set, &set) == 0)
       for (int c = 0; c < CPU_SETSIZE; ++c)
-        if (CPU_ISSET(c, &set)) v.push_back(c);
-    return v;
-  }();
-  return cpus;
-}
+        if (CPU_ISSET(c, &set)) cpu[count++] = c;
+  }
+};
 
 /// Pins a thread to the k-th allowed CPU (wrapping).
-void pinTo(pthread_t th, int k) {
-  const auto& cpus = allowedCpus();
-  if (cpus.empty()) return;
-  int cpu = cpus[static_cast<size_t>(k) % cpus.size()];
+void pinTo(const AllowedCpus& cpus, pthread_t th, int k) {
+  if (cpus.count == 0) return;
   cpu_set_t one;
   CPU_ZERO(&one);
-  CPU_SET(cpu, &one);
+  CPU_SET(cpus.cpu[k % cpus.count], &one);
   pthread_setaffinity_np(th, sizeof one, &one);
 }
 
+class Pool;
+struct WorkerStart {
+  Pool* pool;
+  int id;
+  uint64_t seen;
+};
+
 class Pool {
 public:
-  static Pool& get() {
-    static Pool pool;
-    return pool;
-  }
+  static Pool& get();
 
   // (the generation word carries the thread count in 16 bits)
-  void setThreads(int n) { wanted_.store(std::clamp(n, 1, 0xffff), std::memory_order_relaxed); }
+  void setThreads(int n) {
+    wanted_.store(n < 1 ? 1 : n > 0xffff ? 0xffff : n, std::memory_order_relaxed);
+  }
   int threads() const { return wanted_.load(std::memory_order_relaxed); }
-  void setSpinMicros(int us) { spinUs_.store(std::max(0, us), std::memory_order_relaxed); }
+  void setSpinMicros(int us) { spinUs_.store(us < 0 ? 0 : us, std::memory_order_relaxed); }
   int spinMicros() const { return spinUs_.load(std::memory_order_relaxed); }
 
   void setPinning(bool on) {
-    std::lock_guard<std::mutex> region(regionMu_);
+    Lock region(regionMu_);
     pin_ = on;
     if (!on) return;
-    pinTo(pthread_self(), 0);
-    for (size_t i = 0; i < workers_.size(); ++i)
-      pinTo(workers_[i].native_handle(), static_cast<int>(i) + 1);
+    pinTo(cpus_, pthread_self(), 0);
+    for (int i = 0; i < nWorkers_; ++i) pinTo(cpus_, workers_[i], i + 1);
   }
 
   void run(int64_t n, void (*fn)(int64_t, void*), void* closure) {
-    int t = static_cast<int>(std::min<int64_t>(threads(), n));
+    int64_t want = tThreads > 0 ? tThreads : threads();
+    int t = static_cast<int>(want < n ? want : n);
     if (t <= 1 || tInRegion) {
       for (int64_t i = 0; i < n; ++i) fn(i, closure);
       return;
     }
-    std::lock_guard<std::mutex> region(regionMu_); // one region at a time
-    ensureWorkers(t - 1);
+    Lock region(regionMu_); // one region at a time
+    t = 1 + ensureWorkers(t - 1);
+    if (t <= 1) { // no thread could be started: run it here
+      for (int64_t i = 0; i < n; ++i) fn(i, closure);
+      return;
+    }
     fn_ = fn;
     closure_ = closure;
     n_ = n;
@@ -108,47 +133,62 @@ public:
     // sleepers_ load below and the workers' sleepers_ increment, so no wake-up is lost).
     gen_.store(seq_ << 16 | static_cast<uint64_t>(t));
     if (sleepers_.load() > 0) {
-      std::lock_guard<std::mutex> g(mu_);
-      cv_.notify_all();
+      Lock g(mu_);
+      pthread_cond_broadcast(&cv_);
     }
     tInRegion = true;
     part(0, t);
     tInRegion = false;
-    auto t0 = Clock::now();
+    int64_t t0 = nowMicros();
     for (int spins = 0; remaining_.load(std::memory_order_acquire) != 0; ++spins) {
       WM_PAUSE();
-      if ((spins & 1023) == 1023 && Clock::now() - t0 > std::chrono::microseconds(200))
-        std::this_thread::yield();
+      if ((spins & 1023) == 1023 && nowMicros() - t0 > 200) sched_yield();
     }
   }
 
 private:
   Pool() {
-    allowedCpus();                                     // before anything is pinned
-    unsigned hw = std::thread::hardware_concurrency(); // until the program says otherwise
-    wanted_ = hw ? static_cast<int>(hw) : 1;
-    if (const char* s = std::getenv("WM_SPIN_US")) spinUs_ = std::max(0, std::atoi(s));
+    cpus_.read();                            // before anything is pinned
+    long hw = sysconf(_SC_NPROCESSORS_ONLN); // until the program says otherwise
+    wanted_ = hw > 0 ? static_cast<int>(hw < 0xffff ? hw : 0xffff) : 1;
+    if (const char* s = std::getenv("WM_SPIN_US")) spinUs_ = atoi(s) < 0 ? 0 : atoi(s);
   }
-  ~Pool() {
-    {
-      std::lock_guard<std::mutex> g(mu_);
-      stop_.store(true);
-    }
-    cv_.notify_all();
-    for (auto& th : workers_) th.join();
-  }
+  // Never destroyed: workers sleep (or spin out their budget) until the process ends.
 
-  void ensureWorkers(int k) {
-    while (static_cast<int>(workers_.size()) < k) {
-      int id = static_cast<int>(workers_.size()) + 1;
+  /// Starts workers until k exist (or as many as the system allows); returns how many there are.
+  int ensureWorkers(int k) {
+    if (k > capacity_) {
+      int cap = capacity_ ? capacity_ : 8;
+      while (cap < k) cap *= 2;
+      void* grown = std::realloc(workers_, sizeof(pthread_t) * static_cast<size_t>(cap));
+      if (!grown) return nWorkers_;
+      workers_ = static_cast<pthread_t*>(grown);
+      capacity_ = cap;
+    }
+    while (nWorkers_ < k) {
+      int id = nWorkers_ + 1;
       // The generation before the region being started: the new worker takes part in it.
-      uint64_t start = gen_.load();
-      workers_.emplace_back([this, id, start] { loop(id, start); });
+      auto* start = static_cast<WorkerStart*>(std::malloc(sizeof(WorkerStart)));
+      if (!start) break;
+      *start = WorkerStart{this, id, gen_.load()};
+      if (pthread_create(&workers_[nWorkers_], nullptr, &Pool::threadMain, start) != 0) {
+        std::free(start);
+        break;
+      }
+      ++nWorkers_;
       if (pin_) {
-        pinTo(pthread_self(), 0);
-        pinTo(workers_.back().native_handle(), id);
+        pinTo(cpus_, pthread_self(), 0);
+        pinTo(cpus_, workers_[nWorkers_ - 1], id);
       }
     }
+    return nWorkers_ < k ? nWorkers_ : k;
+  }
+
+  static void* threadMain(void* arg) {
+    WorkerStart s = *static_cast<WorkerStart*>(arg);
+    std::free(arg);
+    s.pool->loop(s.id, s.seen);
+    return nullptr;
   }
 
   void part(int k, int t) {
@@ -158,10 +198,8 @@ private:
 
   void loop(int id, uint64_t seen) {
     while (true) {
-      uint64_t g = waitForRegion(seen);
-      if (g == 0) return; // stopped
-      seen = g;
-      int t = static_cast<int>(g & 0xffff);
+      seen = waitForRegion(seen);
+      int t = static_cast<int>(seen & 0xffff);
       if (id >= t) continue; // not needed in this region
       tInRegion = true;
       part(id, t);
@@ -170,30 +208,30 @@ private:
     }
   }
 
-  /// The next generation word after `seen` (0 when the pool stops): spin, then sleep.
+  /// The next generation word after `seen`: spin, then sleep.
   uint64_t waitForRegion(uint64_t seen) {
-    auto t0 = Clock::now();
-    auto budget = std::chrono::microseconds(spinMicros());
+    int64_t t0 = nowMicros();
+    int64_t budget = spinMicros();
     for (int spins = 0;; ++spins) {
       uint64_t g = gen_.load(std::memory_order_acquire);
       if (g != seen) return g;
-      if (stop_.load(std::memory_order_relaxed)) return 0;
       WM_PAUSE();
-      if ((spins & 255) == 255 && Clock::now() - t0 > budget) break;
+      if ((spins & 255) == 255 && nowMicros() - t0 > budget) break;
     }
-    std::unique_lock<std::mutex> lk(mu_);
+    Lock lk(mu_);
     sleepers_.fetch_add(1);
-    cv_.wait(lk, [&] { return gen_.load() != seen || stop_.load(); });
+    while (gen_.load() == seen) pthread_cond_wait(&cv_, &mu_);
     sleepers_.fetch_sub(1);
-    return stop_.load() ? 0 : gen_.load();
+    return gen_.load();
   }
 
-  std::mutex regionMu_, mu_;
-  std::condition_variable cv_;
-  std::vector<std::thread> workers_;
+  AllowedCpus cpus_;
+  pthread_mutex_t regionMu_ = PTHREAD_MUTEX_INITIALIZER, mu_ = PTHREAD_MUTEX_INITIALIZER;
+  pthread_cond_t cv_ = PTHREAD_COND_INITIALIZER;
+  pthread_t* workers_ = nullptr;
+  int nWorkers_ = 0, capacity_ = 0;
   std::atomic<int> wanted_{1};
   std::atomic<int> spinUs_{2000};
-  std::atomic<bool> stop_{false};
   std::atomic<int> sleepers_{0};
   std::atomic<uint64_t> gen_{0};
   std::atomic<int> remaining_{0};
@@ -204,6 +242,16 @@ private:
   void* closure_ = nullptr;
   int64_t n_ = 0;
 };
+
+// The pool lives in static storage, made on first use and never destroyed.
+pthread_once_t gPoolOnce = PTHREAD_ONCE_INIT;
+alignas(Pool) unsigned char gPoolStorage[sizeof(Pool)];
+Pool* gPool = nullptr;
+
+Pool& Pool::get() {
+  pthread_once(&gPoolOnce, [] { gPool = new (gPoolStorage) Pool(); });
+  return *gPool;
+}
 
 } // namespace
 
@@ -225,5 +273,11 @@ void setSpinMicros(int us) {
 extern "C" {
 void wm_parallel_for(int64_t n, void (*fn)(int64_t, void*), void* closure) {
   wm::rt::Pool::get().run(n, fn, closure);
+}
+void wm_set_num_threads(int n) {
+  wm::rt::setNumThreads(n > 0 ? n : static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
+}
+void wm_set_caller_threads(int n) {
+  wm::rt::tThreads = n > 0 ? n : 0;
 }
 }

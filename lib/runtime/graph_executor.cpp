@@ -14,19 +14,10 @@
 
 #include <chrono>
 #include <cstring>
-#include <limits>
 
 namespace wm::runtime {
 
 using frontend::PValue;
-
-namespace {
-
-int64_t bytesOf(const PValue& v) {
-  return v.numElements() * ir::storageBytes(v.dtype);
-}
-
-} // namespace
 
 struct GraphExecutor::Impl {
   const frontend::Program& p;
@@ -79,50 +70,29 @@ struct GraphExecutor::Impl {
   void planBuffers() {
     size_t nv = p.values.size();
     ptr.assign(nv, nullptr);
-    constexpr int kForever = std::numeric_limits<int>::max();
-    std::vector<int> lastUse(nv, -1);
-    int ng = static_cast<int>(plan.groups.size());
-    for (int g = 0; g < ng; ++g)
-      for (int v : plan.groups[g].inputs) lastUse[p.root(v)] = std::max(lastUse[p.root(v)], g);
-    for (int v : p.outputs) lastUse[p.root(v)] = kForever;
-    // constants and inputs: their own buffers
+    frontend::MemoryPlan mp = frontend::planMemory(p, plan);
+    stats.bufferBytes = mp.plannedBytes;
+    stats.unplannedBytes = mp.unplannedBytes;
+    std::vector<void*> slots;
+    for (int64_t bytes : mp.slotBytes) {
+      storage.push_back(HostBuffer::raw(bytes));
+      slots.push_back(storage.back().data());
+    }
     for (size_t v = 0; v < nv; ++v) {
       const PValue& pv = p.values[v];
-      if (pv.aliasOf >= 0) continue;
-      if (pv.constant && lastUse[v] >= 0) {
-        storage.push_back(HostBuffer::raw(bytesOf(pv)));
+      switch (mp.kind[v]) {
+      case frontend::MemoryPlan::Kind::Constant:
+        storage.push_back(HostBuffer::raw(frontend::valueBytes(pv)));
         storeElements(storage.back().data(), *pv.constant);
         ptr[v] = storage.back().data();
-      } else if (pv.isInput) {
-        storage.push_back(HostBuffer::raw(bytesOf(pv)));
+        break;
+      case frontend::MemoryPlan::Kind::Input:
+        storage.push_back(HostBuffer::raw(frontend::valueBytes(pv)));
         ptr[v] = storage.back().data();
+        break;
+      case frontend::MemoryPlan::Kind::Slot: ptr[v] = slots[mp.slot[v]]; break;
+      case frontend::MemoryPlan::Kind::None: break;
       }
-    }
-    // group outputs: slots reused after their last reader
-    struct Slot {
-      size_t storage;
-      int64_t bytes;
-      int busyUntil;
-    };
-    std::vector<Slot> slots;
-    for (int g = 0; g < ng; ++g) {
-      int v = plan.groups[g].output;
-      const PValue& pv = p.values[v];
-      int64_t need = bytesOf(pv);
-      stats.unplannedBytes += need;
-      int best = -1;
-      for (size_t s = 0; s < slots.size(); ++s)
-        if (slots[s].busyUntil < g && slots[s].bytes >= need &&
-            (best < 0 || slots[s].bytes < slots[best].bytes))
-          best = static_cast<int>(s);
-      if (best < 0) {
-        storage.push_back(HostBuffer::raw(need));
-        slots.push_back({storage.size() - 1, need, -1});
-        stats.bufferBytes += need;
-        best = static_cast<int>(slots.size() - 1);
-      }
-      slots[best].busyUntil = lastUse[v] < 0 ? g : lastUse[v];
-      ptr[v] = storage[slots[best].storage].data();
     }
     for (size_t v = 0; v < nv; ++v)
       if (p.values[v].aliasOf >= 0) ptr[v] = ptr[p.values[v].aliasOf];

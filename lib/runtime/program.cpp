@@ -128,6 +128,23 @@ std::vector<ir::NDArray> readOutputs(Device& d, const lower::LoweredFunc& f,
 
 } // namespace
 
+std::vector<ir::NDArray> runProgram(Device& device, BuiltProgram& program,
+                                    const std::vector<ir::NDArray>& inputs) {
+  WM_CHECK(inputs.size() == program.func.inputs.size())
+      << "runProgram: " << inputs.size() << " inputs for " << program.func.inputs.size();
+  std::vector<DeviceBuffer> ins;
+  for (auto& a : inputs) {
+    HostBuffer h = HostBuffer::from(a);
+    ins.emplace_back(device, h.bytes());
+    device.copyToDevice(ins.back().data(), h.data(), h.bytes());
+  }
+  auto outs = outputsFor(device, program.func);
+  auto args = argsOf(ins, outs);
+  program.kernel->launch(args.data());
+  device.synchronize();
+  return readOutputs(device, program.func, outs);
+}
+
 std::unique_ptr<ProgramBuilder> makeLocalBuilder(const target::Target& target) {
   return std::make_unique<LocalBuilder>(target);
 }

@@ -133,6 +133,7 @@ TuningLog::TuningLog(std::string path, Mode mode) : path_(std::move(path)) {
       std::string err;
       if (!fromLine(line, &r, &err))
         WM_USER_ERROR() << path_ << ":" << lineNo << ": not a tuning record: " << err;
+      r.line = lineNo;
       records_.push_back(std::move(r));
     }
     if (mode == Mode::Read) return;

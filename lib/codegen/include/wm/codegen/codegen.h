@@ -21,6 +21,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace wm::codegen {
 
@@ -36,6 +37,58 @@ enum class EmitKind { LlvmIr, Assembly, Object };
 /// Optimized (unless optimize=false) LLVM IR text, assembly text, or object file bytes.
 std::string emit(const lower::LoweredFunc& f, const target::Target& target, EmitKind kind,
                  bool optimize = true);
+
+/// A C entry point of an exported library: `int name(void* a0, ..., void* aN-1)` checks that
+/// every pointer is non-null and kBufferAlignment-aligned (returns 1 when one is not, 0 after
+/// calling the kernel), then calls `kernel(void** args)`.
+struct CEntry {
+  std::string name;
+  std::string kernel;
+  int numArgs = 0;
+};
+
+/// Constant bytes as a global symbol of an object (exported libraries' weights and plans).
+struct DataSymbol {
+  std::string name;
+  std::string bytes;
+  int64_t align = 64;
+};
+
+/// A constant pointer to a hidden symbol of another object of the library (null when target is
+/// empty): a strong reference, so a static archive's member that defines target is linked.
+struct PointerSymbol {
+  std::string name;
+  std::string target;
+};
+
+/// A global array of pointers to the named functions (void (*name[])(void**)).
+struct FunctionTable {
+  std::string name;
+  std::vector<std::string> functions;
+};
+
+/// `void name(int n)` calling the runtime's `void target(int n)` (a library's own name for a
+/// runtime setting such as its thread count).
+struct Forwarder {
+  std::string name;
+  std::string target;
+};
+
+/// The code of an exported library: kernels (names unique), their C entry points, function
+/// tables, and constant data. Every symbol but the C entries and tables is local to the object
+/// or hidden, so two libraries' kernels never clash.
+struct LibraryModule {
+  std::string name;
+  std::vector<lower::LoweredFunc> kernels;
+  std::vector<CEntry> entries;
+  std::vector<Forwarder> forwarders;
+  std::vector<FunctionTable> tables;
+  std::vector<DataSymbol> data;
+  std::vector<PointerSymbol> pointers;
+};
+
+/// One module of the library (optimized), as the EmitKind asks.
+std::string emitLibrary(const LibraryModule& lib, const target::Target& target, EmitKind kind);
 
 /// A kernel compiled in process (the kernel ABI of rt/abi.h).
 class JitKernel {

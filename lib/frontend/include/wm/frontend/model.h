@@ -85,6 +85,23 @@ struct ModelPlan {
 
 ModelPlan planModel(const Program& p);
 
+/// Bytes of a value's elements (UserError when the product overflows).
+int64_t valueBytes(const PValue& v);
+
+/// Where each value's bytes live while the model runs — the graph executor and exported
+/// libraries both follow it: graph inputs and the constants something reads have their own
+/// buffers; each group's output takes a slot, reused once the last group reading it has run
+/// (graph outputs keep theirs); a view lives in its source's bytes (kind None: see root()).
+struct MemoryPlan {
+  enum class Kind { None, Input, Constant, Slot };
+  std::vector<Kind> kind;         ///< per value
+  std::vector<int> slot;          ///< per value: its slot (Kind::Slot), else -1
+  std::vector<int64_t> slotBytes; ///< per slot
+  int64_t plannedBytes = 0;       ///< sum of slotBytes
+  int64_t unplannedBytes = 0;     ///< what one buffer per group output would take
+};
+MemoryPlan planMemory(const Program& p, const ModelPlan& plan);
+
 /// The DAG of one group; *inputs receives the value id of each placeholder, in DAG order.
 ir::ComputeDAG groupDag(const Program& p, const std::vector<int>& nodes, std::vector<int>* inputs);
 

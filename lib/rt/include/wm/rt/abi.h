@@ -30,6 +30,11 @@ extern "C" {
 /// Runs fn(i, closure) for every i in [0, n) on the pool; returns when all are done.
 /// A call from inside a parallel region runs serially on the calling thread.
 void wm_parallel_for(int64_t n, void (*fn)(int64_t, void*), void* closure);
+/// Threads of parallel regions (n <= 0: all cores): wm::rt::setNumThreads for C callers.
+void wm_set_num_threads(int n);
+/// The parallel regions the calling thread starts use n threads (0: the pool's count,
+/// wm::rt::setNumThreads); an exported model's handles set their own count this way.
+void wm_set_caller_threads(int n);
 /// kBufferAlignment-aligned memory for buffers too large for the stack (never null: aborts
 /// when out of memory, as a kernel has no way to report it).
 void* wm_alloc(int64_t bytes);

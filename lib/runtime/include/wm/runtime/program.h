@@ -37,6 +37,11 @@ std::unique_ptr<ProgramBuilder> makeLocalBuilder(const target::Target& target);
 /// The device programs of the target run on, in this process.
 std::unique_ptr<Device> makeDevice(const target::Target& target);
 
+/// Runs a built program once on the inputs (in dag.placeholders() order, their shapes and types
+/// checked by the caller) and returns its outputs.
+std::vector<ir::NDArray> runProgram(Device& device, BuiltProgram& program,
+                                    const std::vector<ir::NDArray>& inputs);
+
 /// A task's inputs on the device and its reference outputs.
 struct TaskData {
   std::vector<DeviceBuffer> inputs;

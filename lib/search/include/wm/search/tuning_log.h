@@ -37,6 +37,8 @@ struct TuningRecord {
   /// A re-measurement of a state measured before (the tuner re-measures each task's best few
   /// before reporting them): its figure replaces the earlier one; it is not a new trial.
   bool remeasure = false;
+  /// Where it was read from: its line in the log file (0: not read from a file; not stored).
+  int line = 0;
 
   bool ok() const { return error == "none" && !costs.empty(); }
   double median() const;
