@@ -156,16 +156,6 @@ static void release(int k, struct run* r) {
   free(r->ref);
 }
 
-static double max_rel_error(const float* got, const float* want, long n) {
-  double worst = 0;
-  long i;
-  for (i = 0; i < n; ++i) {
-    double d = fabs((double)got[i] - (double)want[i]) / fmax(1.0, fabs((double)want[i]));
-    if (!(d <= worst)) worst = d; /* NaN counts as the worst */
-  }
-  return worst;
-}
-
 /* Runs kernel k on its loaded inputs; 0 when it returns 0 and matches the reference. */
 static int run_and_compare(int k, struct run* r, const char* what) {
   float* out = r->args[kernels[k].nin];

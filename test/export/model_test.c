@@ -145,16 +145,6 @@ static int cmd_run(wm_model* m, const char* dir, int nfiles, char** files) {
   return rc;
 }
 
-static double max_rel_error(const float* got, const float* want, long n) {
-  double worst = 0;
-  long i;
-  for (i = 0; i < n; ++i) {
-    double d = fabs((double)got[i] - (double)want[i]) / fmax(1.0, fabs((double)want[i]));
-    if (!(d <= worst)) worst = d; /* NaN counts as the worst */
-  }
-  return worst;
-}
-
 static int cmd_compare(const char* got_path, const char* want_path) {
   static const struct {
     const char* descr;

@@ -4,6 +4,7 @@
 #ifndef WM_TEST_NPY_C_H
 #define WM_TEST_NPY_C_H
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +85,17 @@ static inline int npy_write(const char* path, const char* descr, size_t elem, co
 /* Writes a float32 .npy file; see npy_write. */
 static inline int npy_write_f32(const char* path, const float* data, int rank, const long* shape) {
   return npy_write(path, "<f4", sizeof(float), data, rank, shape);
+}
+
+/* max |got - want| / max(1, |want|) over n elements; NaN counts as the worst. */
+static inline double max_rel_error(const float* got, const float* want, long n) {
+  double worst = 0;
+  long i;
+  for (i = 0; i < n; ++i) {
+    double d = fabs((double)got[i] - (double)want[i]) / fmax(1.0, fabs((double)want[i]));
+    if (!(d <= worst)) worst = d; /* NaN counts as the worst */
+  }
+  return worst;
 }
 
 #endif
