@@ -119,15 +119,15 @@ std::string emitLibrary(const LibraryModule& lib, const target::Target& target, 
     g->setVisibility(llvm::GlobalValue::HiddenVisibility);
   }
   for (const auto& p : lib.pointers) {
-    llvm::Constant* target = llvm::ConstantPointerNull::get(ptrTy);
+    llvm::Constant* pointee = llvm::ConstantPointerNull::get(ptrTy);
     if (!p.target.empty()) {
       auto* t = new llvm::GlobalVariable(mod, llvm::Type::getInt8Ty(ctx), true,
                                          llvm::GlobalValue::ExternalLinkage, nullptr, p.target);
       t->setVisibility(llvm::GlobalValue::HiddenVisibility);
-      target = t;
+      pointee = t;
     }
-    auto* g = new llvm::GlobalVariable(mod, ptrTy, true, llvm::GlobalValue::ExternalLinkage, target,
-                                       p.name);
+    auto* g = new llvm::GlobalVariable(mod, ptrTy, true, llvm::GlobalValue::ExternalLinkage,
+                                       pointee, p.name);
     g->setVisibility(llvm::GlobalValue::HiddenVisibility);
   }
   finishModule(m, true);
