@@ -6,6 +6,8 @@
 #include <wm/support/error.h>
 #include <wm/support/files.h>
 
+#include <spdlog/spdlog.h>
+
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -185,6 +187,18 @@ void Staging::commit(const std::string& last) {
       fs::rename(tmp(f), fs::path(dir_) / f, ec);
       if (ec) WM_USER_ERROR() << (fs::path(dir_) / f).string() << ": " << ec.message();
     }
+}
+
+BestRecords loadBestRecords(const ExportOptions& o, const target::Target& target) {
+  BestRecords r;
+  if (o.log.empty()) return r;
+  r.log = std::make_unique<search::TuningLog>(o.log, search::TuningLog::Mode::Read);
+  int other = 0;
+  r.best = search::bestRecords(r.log->records(), target, &other);
+  if (other > 0)
+    spdlog::warn("{}: {} record(s) were measured on another target than '{}'; they are not used",
+                 o.log, other, target.key());
+  return r;
 }
 
 void checkName(const ExportOptions& o) {

@@ -6,10 +6,13 @@
 #include <wm/ir/dtype.h>
 #include <wm/lower/lower.h>
 #include <wm/schedule/step_types.h>
+#include <wm/search/tuning_log.h>
 #include <wm/target/target.h>
 
 #include <nlohmann/json.hpp>
 
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -35,6 +38,14 @@ nlohmann::json targetJson(const target::Target& t);
 
 /// The export's files, first in a temporary directory inside the output directory (checked:
 /// empty, or o.force), renamed into it by commit(); the temporary directory goes on destruction.
+/// The log's best valid record per task key on this target (none without --log); warns about
+/// records of other targets. The log stays open: the records point into it.
+struct BestRecords {
+  std::unique_ptr<search::TuningLog> log;
+  std::map<std::string, const search::TuningRecord*> best;
+};
+BestRecords loadBestRecords(const ExportOptions& o, const target::Target& target);
+
 class Staging {
 public:
   explicit Staging(const ExportOptions& o);

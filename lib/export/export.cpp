@@ -149,16 +149,8 @@ std::vector<ExportedKernel> exportKernels(const std::vector<Workload>& workloads
   checkName(o);
   if (workloads.empty()) WM_USER_ERROR() << "nothing to export: give -w SPEC or a model";
   // The log first: a bad log fails before anything is written.
-  std::unique_ptr<search::TuningLog> log;
-  std::map<std::string, const search::TuningRecord*> best;
-  if (!o.log.empty()) {
-    log = std::make_unique<search::TuningLog>(o.log, search::TuningLog::Mode::Read);
-    int other = 0;
-    best = search::bestRecords(log->records(), target, &other);
-    if (other > 0)
-      spdlog::warn("{}: {} record(s) were measured on another target than '{}'; they are not used",
-                   o.log, other, target.key());
-  }
+  BestRecords records = loadBestRecords(o, target);
+  const auto& best = records.best;
   std::vector<KernelPlan> kernels;
   std::map<std::string, std::string> specOfKey;
   std::map<std::string, int> opCount, opSeen;

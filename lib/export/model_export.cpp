@@ -230,16 +230,8 @@ std::string modelRuntimeObject() {
 ExportedModel exportModel(const std::string& modelPath, const target::Target& target,
                           const ExportOptions& o) {
   checkName(o);
-  std::unique_ptr<search::TuningLog> log;
-  std::map<std::string, const search::TuningRecord*> best;
-  if (!o.log.empty()) {
-    log = std::make_unique<search::TuningLog>(o.log, search::TuningLog::Mode::Read);
-    int other = 0;
-    best = search::bestRecords(log->records(), target, &other);
-    if (other > 0)
-      spdlog::warn("{}: {} record(s) were measured on another target than '{}'; they are not used",
-                   o.log, other, target.key());
-  }
+  BestRecords records = loadBestRecords(o, target);
+  const auto& best = records.best;
   frontend::Graph graph = frontend::loadOnnx(modelPath);
   frontend::Program prog = frontend::buildProgram(graph);
   frontend::ModelPlan plan = frontend::planModel(prog);
