@@ -10,8 +10,12 @@
  *   model_test errors WEIGHTS IN.npy..   NULL handle, arrays and tensors, wrong counts, bad
  *                                        indices: an error code and a message, never a crash
  *   model_test open WEIGHTS              opens and closes; the message and exit 1 on failure
+ *   model_test bench WEIGHTS THREADS SECONDS IN.npy..
+ *                                        times wm_model_open (median of 5 opens) and one run
+ *                                        (median of the runs in SECONDS after 3 warm-up runs)
+ *                                        on THREADS threads (0: all); a benchmark, never a test
  * Exit 0 when everything holds. Compiled with -std=c99 -Wall -Werror. */
-#define _POSIX_C_SOURCE 200112L
+#define _POSIX_C_SOURCE 200112L /* pthread, clock_gettime */
 #include "net.h"
 #include "npy_c.h"
 
@@ -20,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define MAX_IO 16
 
@@ -318,14 +323,65 @@ static int cmd_errors(const char* weights, int nfiles, char** files) {
   return failed != 0;
 }
 
+static double now_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void* a, const void* b) {
+  double x = *(const double*)a, y = *(const double*)b;
+  return (x > y) - (x < y);
+}
+
+/* Median of the first n values (sorted in place). */
+static double median_of(double* v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+#define MAX_SAMPLES 100000
+
+static int cmd_bench(const char* weights, int threads, double seconds, int nfiles, char** files) {
+  static double samples[MAX_SAMPLES];
+  double opens[5], start;
+  struct io io;
+  wm_model* m = NULL;
+  int i, n = 0, rc;
+  for (i = 0; i < 5; ++i) {
+    double t0 = now_seconds();
+    if (m) wm_model_close(m);
+    m = open_model(weights);
+    if (!m) return 1;
+    opens[i] = now_seconds() - t0;
+  }
+  wm_model_set_threads(m, threads);
+  rc = load_inputs(m, nfiles, files, &io);
+  for (i = 0; !rc && i < 3; ++i) rc = run_once(m, &io);
+  start = now_seconds();
+  while (!rc && n < MAX_SAMPLES && (n < 10 || now_seconds() - start < seconds)) {
+    double t0 = now_seconds();
+    rc = run_once(m, &io);
+    samples[n++] = now_seconds() - t0;
+  }
+  if (!rc)
+    printf("bench open_ms %.3f run_ms %.3f samples %d\n", 1e3 * median_of(opens, 5),
+           1e3 * median_of(samples, n), n);
+  free_io(&io);
+  wm_model_close(m);
+  return rc;
+}
+
 int main(int argc, char** argv) {
   wm_model* m;
   int rc;
   if (argc >= 4 && strcmp(argv[1], "compare") == 0) return cmd_compare(argv[2], argv[3]);
   if (argc >= 3 && strcmp(argv[1], "threads") == 0) return cmd_threads(argv[2], argc - 3, argv + 3);
   if (argc >= 3 && strcmp(argv[1], "errors") == 0) return cmd_errors(argv[2], argc - 3, argv + 3);
+  if (argc >= 5 && strcmp(argv[1], "bench") == 0)
+    return cmd_bench(argv[2], atoi(argv[3]), atof(argv[4]), argc - 5, argv + 5);
   if (argc < 3) {
-    fprintf(stderr, "usage: model_test info|run|compare|threads|errors|open ...\n");
+    fprintf(stderr, "usage: model_test info|run|compare|threads|errors|open|bench ...\n");
     return 2;
   }
   m = open_model(argv[2]);
