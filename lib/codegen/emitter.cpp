@@ -37,6 +37,7 @@ int64_t nestSteps(const Stmt& s) {
     return n;
   }
   case StmtKind::Attr: return nestSteps(s.as<AttrNode>()->body);
+  case StmtKind::Barrier: return 0;
   }
   return 0;
 }
@@ -123,6 +124,7 @@ void LoopEmitter::stmt(const Stmt& s) {
     unrollBudget_ = saved;
     return;
   }
+  case StmtKind::Barrier: return barrier();
   }
 }
 

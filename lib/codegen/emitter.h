@@ -5,6 +5,7 @@
 //   parallelLoop     a ForKind::Parallel loop (CPU: outlined and run by the thread pool)
 //   threadBoundLoop  a ForKind::ThreadBound loop (GPU: blockIdx/threadIdx; CPU: an error)
 //   allocateBuffer / freeBuffer   a temporary buffer (CPU: stack or wm_alloc)
+//   barrier          a BarrierNode (GPU: __syncthreads; CPU: nothing)
 //
 // Determinism: the environment (loop variables and buffers in scope) is kept in order of
 // first binding, never in a pointer-keyed hash map, so the same loop nest gives the same IR.
@@ -77,6 +78,8 @@ protected:
   /// the buffer's scope.
   virtual llvm::Value* allocateBuffer(const ir::Buffer& buf, int64_t bytes, bool* release) = 0;
   virtual void freeBuffer(llvm::Value* ptr) = 0;
+  /// A block-wide barrier (GPU: llvm.nvvm.barrier0; CPU: nothing, one thread runs the nest).
+  virtual void barrier() {}
 
   /// Emits `body` into fn (whose entry block becomes the insertion and alloca point) with the
   /// given buffers bound; the caller terminates the function.

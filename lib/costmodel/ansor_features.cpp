@@ -131,6 +131,7 @@ public:
       unroll_ = saved;
       return;
     }
+    case StmtKind::Barrier: return;
     }
   }
 

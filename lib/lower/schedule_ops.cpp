@@ -9,6 +9,8 @@
 //     their values in the leaf loops (+ region base), reads turned into buffer loads
 //     (minus the producer's region base), guarded by the conditions of non-dividing splits
 //     and of regions that may leave the tensor.
+//  4. GPU: a shared buffer's fill is fenced by barriers, before (the previous iteration's
+//     readers are done) and after (every thread's part is written).
 #include <wm/ir/visitor.h>
 #include <wm/lower/lower.h>
 #include <wm/schedule/bound.h>
@@ -83,7 +85,8 @@ private:
         bufs_[i] = makeBuffer(unique(op.name), op.dtype, op.shape, st.scope, align);
         topAllocs_.push_back(bufs_[i]);
       } else {
-        bufs_[i] = makeBuffer(unique(op.name), op.dtype, b_.regions[i].extent, st.scope, align);
+        bufs_[i] = makeBuffer(unique(op.name), op.dtype, b_.regions[i].extent,
+                              effectiveScope(s_, i), align);
       }
     }
   }
@@ -191,8 +194,13 @@ private:
         if (s_.stage(j).loc == ComputeLoc::At && s_.stage(j).attachStage == i &&
             s_.stage(j).attachIter == st.leaves[pos])
           here.push_back(j);
+      // A shared buffer is filled by the block's threads together: a barrier before the fill
+      // (the previous iteration's readers are done) and one after it (the fill is complete).
       for (auto it = here.rbegin(); it != here.rend(); ++it)
-        inner = makeAllocate(bufs_[*it], makeSeq({emitStage(*it), inner}));
+        inner = makeAllocate(bufs_[*it],
+                             bufs_[*it]->scope == MemScope::Shared
+                                 ? makeSeq({makeBarrier(), emitStage(*it), makeBarrier(), inner})
+                                 : makeSeq({emitStage(*it), inner}));
       return loopOf(pos, inner);
     };
     Stmt nest = level(0);

@@ -65,6 +65,10 @@ Stmt makeAttr(std::string key, int64_t value, Stmt body) {
   return Stmt(std::make_shared<AttrNode>(std::move(key), value, std::move(body)));
 }
 
+Stmt makeBarrier() {
+  return Stmt(std::make_shared<BarrierNode>());
+}
+
 Stmt StmtMutator::mutate(const Stmt& s) {
   if (!s.defined()) return s;
   switch (s.kind()) {
@@ -125,6 +129,10 @@ Stmt StmtMutator::mutateAttr(const AttrNode* op, const Stmt& self) {
   if (b.same(op->body)) return self;
   if (!b.defined()) return b;
   return makeAttr(op->key, op->value, b);
+}
+
+Stmt StmtMutator::mutateBarrier(const BarrierNode*, const Stmt& self) {
+  return self;
 }
 
 namespace {
@@ -189,6 +197,7 @@ void print(std::ostream& os, const Stmt& s, int indent) {
     print(os, n->body, indent);
     return;
   }
+  case StmtKind::Barrier: os << pad << "barrier\n"; return;
   }
 }
 } // namespace

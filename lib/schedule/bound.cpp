@@ -103,6 +103,26 @@ Expr inlinedBody(const State& state, int i) {
   return Inliner(state).mutate(state.stage(i).op->body);
 }
 
+MemScope effectiveScope(const State& state, int i) {
+  const auto& st = state.stage(i);
+  if (st.loc != ComputeLoc::At || st.scope != MemScope::Global) return st.scope;
+  bool block = false;
+  for (int a = st.attachStage, upto = state.stage(a).leafPosition(st.attachIter); a >= 0;) {
+    const auto& A = state.stage(a);
+    for (int k = 0; k <= upto && k < A.numLeaves(); ++k) {
+      Annotation an = A.leaf(k).annotation;
+      if (an == Annotation::BlockX || an == Annotation::BlockY || an == Annotation::BlockZ)
+        block = true;
+      else if (isThreadBinding(an))
+        return MemScope::Local;
+    }
+    if (A.loc != ComputeLoc::At) break;
+    upto = state.stage(A.attachStage).leafPosition(A.attachIter);
+    a = A.attachStage;
+  }
+  return block ? MemScope::Shared : MemScope::Global;
+}
+
 namespace {
 
 struct Interval {
@@ -222,12 +242,13 @@ StageRegion attachedRegion(const State& state, int p, const Bounds& b) {
   }
   // Threads cooperate on shared and global buffers (TVM's rule): a shared stage's region spans
   // the enclosing threadIdx/vthread loops, a global one every thread-bound loop.
-  if (P.scope != MemScope::Local) {
+  const MemScope scope = effectiveScope(state, p);
+  if (scope != MemScope::Local) {
     for (int a = c, upto = pos; a >= 0;) {
       const auto& A = state.stage(a);
       for (int k = 0; k <= upto && k < A.numLeaves(); ++k) {
         Annotation an = A.leaf(k).annotation;
-        bool relax = P.scope == MemScope::Global
+        bool relax = scope == MemScope::Global
                          ? isThreadBinding(an)
                          : (isThreadBinding(an) && an != Annotation::BlockX &&
                             an != Annotation::BlockY && an != Annotation::BlockZ);

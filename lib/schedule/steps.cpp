@@ -283,6 +283,9 @@ std::string apply(State& s, const AnnotationStep& x) {
   if (x.annotation == Annotation::Vectorize && it.extent <= 0)
     return Err() << "cannot vectorize loop " << it.name << " of unknown extent";
   s.mutableStage(x.stage).iters[cst.leaves[x.iter]].annotation = x.annotation;
+  // A thread binding changes the regions of the shared and global stages computed inside it
+  // (they span the block's threads): their extents follow before a later step reads them.
+  if (isThreadBinding(x.annotation)) inferBound(s);
   return "";
 }
 

@@ -1,4 +1,5 @@
 // Random annotation of sketches (see annotate.h).
+#include <wm/schedule/bound.h>
 #include <wm/schedule/steps.h>
 #include <wm/search/annotate.h>
 #include <wm/support/error.h>
@@ -108,6 +109,11 @@ bool bindThreads(State& s, int i, const target::Target& hw, Rng& rng) {
     if (st.leaf(p).kind == IterKind::Spatial && p == static_cast<int>(sp.size())) sp.push_back(p);
   if (sp.empty()) return true;
   if (sp.size() > 1 && !applyStep(s, FuseStep{i, sp}).empty()) return false;
+  // A cross-thread reduction's threads are its reduction's: the spatial loops are the blocks.
+  bool crossThread = false;
+  for (int p = 1; p < s.stage(i).numLeaves(); ++p)
+    crossThread |= s.stage(i).leaf(p).annotation == Annotation::ThreadX;
+  if (crossThread) return applyStep(s, AnnotationStep{i, 0, Annotation::BlockX}).empty();
   int64_t extent = s.stage(i).leaf(0).extent;
   static const std::vector<int64_t> choices{32, 64, 128, 256, 512};
   // (never more threads than iterations: a split longer than its loop is refused)
@@ -115,6 +121,29 @@ bool bindThreads(State& s, int i, const target::Target& hw, Rng& rng) {
       std::min(extent, choices[rng.uniformInt(0, static_cast<int64_t>(choices.size()) - 1)]);
   if (!applyStep(s, SplitStep{i, 0, extent, {t}, true}).empty()) return false;
   return applyStep(s, AnnotationStep{i, 0, Annotation::BlockX}).empty() &&
+         applyStep(s, AnnotationStep{i, 1, Annotation::ThreadX}).empty();
+}
+
+// Ansor's cooperative fetching: the threads of the block fill a shared stage together; its
+// leading spatial loops are fused, split by the block's thread count (threadIdx.x of the root
+// stage it is computed in), and the inner part bound to threadIdx.x.
+bool cooperativeFetch(State& s, int i) {
+  int root = i;
+  while (s.stage(root).loc == ComputeLoc::At) root = s.stage(root).attachStage;
+  int64_t threads = 1;
+  for (int p = 0; p < s.stage(root).numLeaves(); ++p)
+    if (s.stage(root).leaf(p).annotation == Annotation::ThreadX)
+      threads = std::max(threads, s.stage(root).leaf(p).extent);
+  if (threads <= 1) return true; // one thread: nothing to share out
+  const auto& st = s.stage(i);
+  std::vector<int> sp;
+  for (int p = 0; p < st.numLeaves(); ++p)
+    if (st.leaf(p).kind == IterKind::Spatial && p == static_cast<int>(sp.size())) sp.push_back(p);
+  if (sp.empty()) return true;
+  if (sp.size() > 1 && !applyStep(s, FuseStep{i, sp}).empty()) return false;
+  int64_t extent = s.stage(i).leaf(0).extent;
+  if (extent <= threads) return applyStep(s, AnnotationStep{i, 0, Annotation::ThreadX}).empty();
+  return applyStep(s, SplitStep{i, 0, extent, {threads}, true}).empty() &&
          applyStep(s, AnnotationStep{i, 1, Annotation::ThreadX}).empty();
 }
 
@@ -150,6 +179,28 @@ const std::vector<std::vector<int64_t>>& factorizations(int64_t n, int parts, in
   return memo.emplace(key, std::move(out)).first->second;
 }
 } // namespace
+
+bool fetchSharedCooperatively(State& s) {
+  for (int i = 0; i < s.numStages(); ++i)
+    if (s.stage(i).loc == ComputeLoc::At && effectiveScope(s, i) == ir::MemScope::Shared &&
+        !cooperativeFetch(s, i))
+      return false;
+  return true;
+}
+
+std::vector<Step> withoutCooperativeFetch(const State& s) {
+  std::vector<Step> out;
+  for (const auto& st : s.steps()) {
+    int stage = -1;
+    if (auto* f = std::get_if<FuseStep>(&st)) stage = f->stage;
+    if (auto* p = std::get_if<SplitStep>(&st)) stage = p->stage;
+    if (auto* a = std::get_if<AnnotationStep>(&st)) stage = a->stage;
+    bool fetch = stage >= 0 && stage < s.numStages() && s.stage(stage).loc == ComputeLoc::At &&
+                 effectiveScope(s, stage) == ir::MemScope::Shared;
+    if (!fetch) out.push_back(st);
+  }
+  return out;
+}
 
 std::vector<int64_t> randomFactorization(int64_t extent, int parts, int64_t maxInnermost,
                                          Rng& rng) {
@@ -208,6 +259,8 @@ std::optional<State> annotate(const SearchTask& task, const Sketch& sketch, Rng&
     }
     if (!task.gpu() && !vectorize(s, i)) return std::nullopt;
   }
+  // 6. GPU: shared stages are fetched by the block's threads together.
+  if (task.gpu() && !fetchSharedCooperatively(s)) return std::nullopt;
   if (!s.concrete()) return std::nullopt;
   return s;
 }

@@ -119,8 +119,11 @@ std::optional<State> mutate(const SearchTask& task, const State& s, Rng& rng) {
     if (u < 0.99) return mutateComputeLocation(task, steps, rng);
     return mutateParallel(task, steps, rng);
   }
-  if (u < 0.90) return mutateTileSize(task, steps, rng);
-  return mutateUnroll(task, steps, rng);
+  // GPU: the cooperative fetching follows the tile sizes, so it is derived anew after a change.
+  auto base = withoutCooperativeFetch(s);
+  auto m = u < 0.90 ? mutateTileSize(task, base, rng) : mutateUnroll(task, base, rng);
+  if (m && !fetchSharedCooperatively(*m)) return std::nullopt;
+  return m;
 }
 
 const OptionTable<EvolutionOptions>& evolutionOptionTable() {

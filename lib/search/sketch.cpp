@@ -280,6 +280,8 @@ public:
     auto direct = s.consumers(i);
     if (std::find(direct.begin(), direct.end(), c) == direct.end()) return RuleResult::Skip;
     if (!needsMultiLevelTiling(s, c)) return RuleResult::Skip;
+    // Without a reduction there is no reduction tile to fetch at (nor reuse across one).
+    if (!s.stage(c).op->hasReduction()) return RuleResult::Skip;
     for (int p = 0; p < s.stage(c).numLeaves(); ++p)
       if (s.stage(c).leaf(p).kind == IterKind::Reduce &&
           s.stage(c).leaf(p).annotation == Annotation::ThreadX)

@@ -151,6 +151,7 @@ double loopWork(const lower::Stmt& s) {
     return w;
   }
   case StmtKind::Attr: return loopWork(s.as<AttrNode>()->body);
+  case StmtKind::Barrier: return 0;
   }
   return 0;
 }
@@ -172,6 +173,7 @@ bool hasThreadBinding(const lower::Stmt& s) {
       if (hasThreadBinding(x)) return true;
     return false;
   case StmtKind::Attr: return hasThreadBinding(s.as<AttrNode>()->body);
+  case StmtKind::Barrier: return false;
   }
   return false;
 }

@@ -18,7 +18,8 @@ namespace wm::lower {
   X(Allocate)                                                                                      \
   X(IfThenElse)                                                                                    \
   X(Seq)                                                                                           \
-  X(Attr)
+  X(Attr)                                                                                          \
+  X(Barrier)
 
 enum class StmtKind : uint8_t {
 #define WM_X(n) n,
@@ -106,6 +107,14 @@ struct AttrNode : StmtNode {
       : StmtNode(kKind), key(std::move(k)), value(v), body(std::move(b)) {}
 };
 
+/// GPU: every thread of the block waits here until all have arrived, and their writes to
+/// shared memory before it are seen by reads after it (__syncthreads). Sequential code (the
+/// loop interpreter, CPU targets) runs it as nothing.
+struct BarrierNode : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::Barrier;
+  BarrierNode() : StmtNode(kKind) {}
+};
+
 inline StmtKind Stmt::kind() const {
   return node_->kind;
 }
@@ -121,6 +130,7 @@ Stmt makeIf(ir::Expr cond, Stmt then, Stmt otherwise = Stmt());
 /// Flattens nested sequences; a single statement is returned as is.
 Stmt makeSeq(std::vector<Stmt> stmts);
 Stmt makeAttr(std::string key, int64_t value, Stmt body);
+Stmt makeBarrier();
 
 /// Rebuilds bottom-up; returns the same node when nothing below changed.
 class StmtMutator {

@@ -48,6 +48,12 @@ struct Bounds {
 /// they are not, the region falls back to the whole tensor.
 Bounds inferBound(State& state);
 
+/// Where stage i's buffer lives. Its own scope, except a global stage computed inside a GPU
+/// kernel (TVM's rule for buffers without a declared scope): attached inside a threadIdx or
+/// vthread loop it is the thread's own (local), inside only blockIdx loops the block's
+/// (shared). On CPUs (no thread-bound loops) always the stage's scope.
+ir::MemScope effectiveScope(const State& state, int i);
+
 /// The body of stage i's op with reads of inlined stages replaced by their bodies.
 ir::Expr inlinedBody(const State& state, int i);
 

@@ -19,6 +19,14 @@ namespace wm::search {
 /// nullopt if the draw was invalid.
 std::optional<sched::State> annotate(const SearchTask& task, const Sketch& sketch, Rng& rng);
 
+/// GPU: Ansor's cooperative fetching of every shared stage (its spatial loops fused, split by
+/// the block's thread count, the inner part bound to threadIdx.x); false when a step fails.
+bool fetchSharedCooperatively(sched::State& s);
+
+/// GPU: the state's steps without its cooperative fetching (the steps that only follow the tile
+/// sizes: a mutation changes those, then fetchSharedCooperatively derives them anew).
+std::vector<sched::Step> withoutCooperativeFetch(const sched::State& s);
+
 /// Random factorization of `extent` into `parts` factors (outermost first) whose product is
 /// extent, the innermost at most maxInnermost.
 std::vector<int64_t> randomFactorization(int64_t extent, int parts, int64_t maxInnermost, Rng& rng);
