@@ -435,6 +435,8 @@ llvm::Value* LoopEmitter::callOp(const CallNode* n, bool vec) {
   };
   llvm::IRBuilder<>::FastMathFlagGuard guard(b_);
   b_.setFastMathFlags(fmf_);
+  llvm::Value* second = n->args.size() > 1 ? value(n->args[1], vec) : nullptr;
+  if (llvm::Value* own = mathCall(n->func, a, second)) return own;
   auto one = [&] { return llvm::ConstantFP::get(t, 1.0); };
   switch (n->func) {
   case MathFunc::Exp: return intrinsic(llvm::Intrinsic::exp, {a});
@@ -447,7 +449,7 @@ llvm::Value* LoopEmitter::callOp(const CallNode* n, bool vec) {
     llvm::Value* e = intrinsic(llvm::Intrinsic::exp, {b_.CreateFNeg(a)});
     return b_.CreateFDiv(one(), b_.CreateFAdd(one(), e));
   }
-  case MathFunc::Pow: return intrinsic(llvm::Intrinsic::pow, {a, value(n->args[1], vec)});
+  case MathFunc::Pow: return intrinsic(llvm::Intrinsic::pow, {a, second});
   case MathFunc::Abs:
     if (t->isIntOrIntVectorTy()) {
       auto* zero = llvm::Constant::getNullValue(t);

@@ -6,6 +6,7 @@
 //   threadBoundLoop  a ForKind::ThreadBound loop (GPU: blockIdx/threadIdx; CPU: an error)
 //   allocateBuffer / freeBuffer   a temporary buffer (CPU: stack or wm_alloc)
 //   barrier          a BarrierNode (GPU: __syncthreads; CPU: nothing)
+//   mathCall         exp, log, ... where LLVM's intrinsics do not reach (GPU: no libm)
 //
 // Determinism: the environment (loop variables and buffers in scope) is kept in order of
 // first binding, never in a pointer-keyed hash map, so the same loop nest gives the same IR.
@@ -80,6 +81,9 @@ protected:
   virtual void freeBuffer(llvm::Value* ptr) = 0;
   /// A block-wide barrier (GPU: llvm.nvvm.barrier0; CPU: nothing, one thread runs the nest).
   virtual void barrier() {}
+  /// A math function the target computes its own way (b: the second argument or null); null
+  /// for LLVM's intrinsics and libm (CPU).
+  virtual llvm::Value* mathCall(ir::MathFunc, llvm::Value*, llvm::Value*) { return nullptr; }
 
   /// Emits `body` into fn (whose entry block becomes the insertion and alloca point) with the
   /// given buffers bound; the caller terminates the function.

@@ -26,6 +26,10 @@ void initLlvm() {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
     llvm::InitializeNativeTargetAsmParser();
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
   });
 }
 
@@ -36,10 +40,15 @@ std::unique_ptr<llvm::TargetMachine> makeTargetMachine(const target::Target& t) 
   if (!target) throw UserError("LLVM target " + t.triple + ": " + err);
   llvm::TargetOptions opts;
   opts.AllowFPOpFusion = llvm::FPOpFusion::Fast;
+  const bool gpu = t.isGpu();
+  // NVPTX: the SM version is the target CPU; LLVM picks the PTX version that it needs.
   std::unique_ptr<llvm::TargetMachine> tm(
-      target->createTargetMachine(t.triple, t.cpu, t.features, opts, llvm::Reloc::PIC_,
+      target->createTargetMachine(t.triple, gpu ? t.gpu.arch : t.cpu, gpu ? "" : t.features, opts,
+                                  gpu ? std::optional<llvm::Reloc::Model>() : llvm::Reloc::PIC_,
                                   std::nullopt, llvm::CodeGenOptLevel::Aggressive));
-  if (!tm) throw UserError("cannot create a target machine for cpu '" + t.cpu + "'");
+  if (!tm)
+    throw UserError("cannot create a target machine for " +
+                    (gpu ? "arch '" + t.gpu.arch + "'" : "cpu '" + t.cpu + "'"));
   return tm;
 }
 
@@ -63,9 +72,6 @@ void optimize(llvm::Module& m, llvm::TargetMachine& tm) {
 } // namespace
 
 BuiltModule newModule(const std::string& name, const target::Target& t) {
-  if (t.kind != target::Kind::Llvm)
-    throw UserError(std::string("target ") + target::kindName(t.kind) +
-                    ": this build has no code generator for it");
   BuiltModule out;
   out.tm = makeTargetMachine(t);
   out.ctx = std::make_unique<llvm::LLVMContext>();
@@ -83,6 +89,9 @@ void finishModule(BuiltModule& m, bool optimizeIt) {
 }
 
 BuiltModule buildModule(const lower::LoweredFunc& f, const target::Target& t, bool optimizeIt) {
+  if (t.isGpu())
+    throw UserError("a GPU target's kernels are emitted with codegen::emitGpu (PTX), not as CPU "
+                    "code");
   BuiltModule out = newModule(f.name, t);
   CpuEmitter(*out.ctx, *out.module).emitKernel(f);
   finishModule(out, optimizeIt);

@@ -16,6 +16,7 @@
 // How to add a target: docs/contributing.md ("A target").
 #pragma once
 
+#include <wm/lower/gpu.h>
 #include <wm/lower/lower.h>
 #include <wm/target/target.h>
 
@@ -37,6 +38,11 @@ enum class EmitKind { LlvmIr, Assembly, Object };
 /// Optimized (unless optimize=false) LLVM IR text, assembly text, or object file bytes.
 std::string emit(const lower::LoweredFunc& f, const target::Target& target, EmitKind kind,
                  bool optimize = true);
+
+/// The kernels of a GPU program for a cuda target, as PTX (EmitKind::Assembly) or LLVM IR (the
+/// NVPTX module, optimized unless optimize=false); one entry per kernel, named as the kernel.
+std::string emitGpu(const lower::GpuProgram& p, const target::Target& target, EmitKind kind,
+                    bool optimize = true);
 
 /// A C entry point of an exported library: `int name(void* a0, ..., void* aN-1)` checks that
 /// every pointer is non-null and kBufferAlignment-aligned (returns 1 when one is not, 0 after

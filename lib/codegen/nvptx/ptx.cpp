@@ -1,0 +1,39 @@
+// PTX of a GPU program (codegen.h: emitGpu): one NVPTX module, a kernel entry per kernel of the
+// program, optimized with the NVPTX target machine's O3 pipeline, printed by LLVM's NVPTX
+// backend.
+#include "../module.h"
+#include "nvptx_emitter.h"
+
+#include <wm/codegen/codegen.h>
+#include <wm/support/error.h>
+
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/Support/raw_ostream.h>
+
+namespace wm::codegen {
+
+std::string emitGpu(const lower::GpuProgram& p, const target::Target& t, EmitKind kind,
+                    bool optimize) {
+  if (!t.isGpu())
+    throw UserError(std::string("emitGpu: target ") + target::kindName(t.kind) + " is not a GPU");
+  if (kind == EmitKind::Object)
+    throw UserError("a GPU program is emitted as PTX or LLVM IR, not as an object file");
+  BuiltModule m = newModule(p.func.name, t);
+  for (const auto& k : p.kernels) NvptxEmitter(*m.ctx, *m.module).emitKernel(p, k);
+  finishModule(m, optimize);
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  if (kind == EmitKind::LlvmIr) {
+    m.module->print(os, nullptr);
+    return os.str();
+  }
+  llvm::SmallVector<char, 0> buf;
+  llvm::raw_svector_ostream vs(buf);
+  llvm::legacy::PassManager pm;
+  WM_CHECK(!m.tm->addPassesToEmitFile(pm, vs, nullptr, llvm::CodeGenFileType::AssemblyFile))
+      << "the NVPTX target cannot emit PTX";
+  pm.run(*m.module);
+  return std::string(buf.begin(), buf.end());
+}
+
+} // namespace wm::codegen
