@@ -7,6 +7,8 @@
 #include <wm/codegen/codegen.h>
 #include <wm/frontend/workload.h>
 #include <wm/ir/interpreter.h>
+#include <wm/ir/printer.h>
+#include <wm/lower/gpu.h>
 #include <wm/lower/loop_interpreter.h>
 #include <wm/lower/lower.h>
 #include <wm/schedule/steps.h>
@@ -35,6 +37,58 @@ struct CompileOptions {
   target::TargetOptions target;
 };
 
+void writeOrPrint(const std::string& output, const std::string& text) {
+  if (!output.empty())
+    writeFileAtomically(output, text);
+  else
+    std::cout << text;
+}
+
+// --target cuda: the kernels of the lowered function, as loops, LLVM IR or PTX, and --check in
+// the GPU-semantics emulator. Needs no GPU.
+int compileForGpu(const CompileOptions& o, const Workload& w, const lower::LoweredFunc& f) {
+  target::Target t = codegen::resolveTarget(o.target);
+  lower::GpuLaunchLimits limits;
+  limits.maxThreadsPerBlock = t.gpu.maxThreadsPerBlock;
+  limits.sharedBytesPerBlock = t.gpu.sharedBytesPerBlock;
+  lower::GpuProgram p;
+  try {
+    p = lower::splitKernels(f, limits);
+  } catch (const UserError& e) {
+    WM_USER_ERROR() << (o.schedule.empty() ? w.spec : o.schedule) << ": " << e.what();
+  }
+  if (o.emit == "loops") {
+    std::ostringstream os;
+    for (auto& b : p.temporaries)
+      os << "temporary " << b->name << ": " << ir::typeString(b->dtype, b->shape) << "\n";
+    for (auto& k : p.kernels)
+      os << "kernel " << k.name << " grid (" << k.grid[0] << ", " << k.grid[1] << ", " << k.grid[2]
+         << ") block (" << k.block[0] << ", " << k.block[1] << ", " << k.block[2] << ") shared "
+         << k.sharedBytes << " bytes\n"
+         << lower::toString(k.body);
+    writeOrPrint(o.output, os.str());
+  } else if (o.emit == "llvm" || o.emit == "llvm-raw" || o.emit == "ptx" || o.emit == "asm") {
+    auto kind = o.emit == "ptx" || o.emit == "asm" ? codegen::EmitKind::Assembly
+                                                   : codegen::EmitKind::LlvmIr;
+    writeOrPrint(o.output, codegen::emitGpu(p, t, kind, o.emit != "llvm-raw"));
+  } else if (o.emit == "obj") {
+    WM_USER_ERROR() << "--emit obj: a GPU program is PTX (--emit ptx), not an object file";
+  }
+  if (!o.check) return 0;
+  auto inputs = ir::randomInputs(w.dag, o.seed);
+  auto expect = ir::evaluateOutputs(w.dag, inputs);
+  auto got = lower::emulateGpu(p, inputs);
+  for (auto& problem : got.problems) std::cout << "emulator: " << problem << "\n";
+  double err = 0;
+  for (size_t i = 0; i < got.outputs.size(); ++i)
+    err = std::max(err, ir::maxRelativeError(got.outputs[i], expect[i]));
+  bool ok = err <= 1e-4 && got.problems.empty();
+  std::cout << "check (GPU emulator, " << p.kernels.size() << " kernels): max relative error "
+            << err << (got.problems.empty() ? "" : ", races or faults")
+            << (ok ? " (ok)" : " (MISMATCH)") << "\n";
+  return ok ? 0 : 1;
+}
+
 } // namespace
 
 std::vector<sched::Step> readScheduleFile(const std::string& path) {
@@ -56,15 +110,16 @@ Command addCompileCommand(CLI::App& app) {
   sub->add_option("--schedule", o->schedule,
                   "JSON step list (default: no steps, the naive program)");
   sub->add_option("--emit", o->emit,
-                  "What to produce: loops (lowered loop nest), state, steps, llvm (optimized LLVM "
-                  "IR), llvm-raw (before optimization), asm, obj")
-      ->check(CLI::IsMember({"loops", "state", "steps", "llvm", "llvm-raw", "asm", "obj"}))
+                  "What to produce: loops (lowered loop nest; cuda: its kernels), state, steps, "
+                  "llvm (optimized LLVM IR), llvm-raw (before optimization), asm, obj, ptx (cuda)")
+      ->check(CLI::IsMember({"loops", "state", "steps", "llvm", "llvm-raw", "asm", "obj", "ptx"}))
       ->capture_default_str();
   sub->add_option("-o,--output", o->output,
                   "Write the emitted text or object here instead of stdout");
-  addOptionFlags(*sub, o->target, target::targetOptionTable(), {"mcpu", "mattr"});
+  addOptionFlags(*sub, o->target, target::targetOptionTable(), {"target", "mcpu", "mattr", "arch"});
   sub->add_flag("--check", o->check,
-                "Run the loop nest and compare with the reference interpreter");
+                "Run the loop nest (cuda: its kernels in the GPU-semantics emulator, which also "
+                "reports races) and compare with the reference interpreter");
   sub->add_flag("--print-after-all", o->printAfterAll, "Print the IR after every lowering pass");
   sub->add_flag("--time-passes", o->timePasses, "Print the time of every lowering pass");
   sub->add_option("--seed", o->seed, "Seed of the random inputs of --check")->capture_default_str();
@@ -91,6 +146,10 @@ Command addCompileCommand(CLI::App& app) {
     } catch (const UserError& e) {
       WM_USER_ERROR() << (o->schedule.empty() ? w.spec : o->schedule) << ": " << e.what();
     }
+    if (o->target.target == "cuda") return compileForGpu(*o, w, f);
+    if (!o->target.arch.empty())
+      WM_USER_ERROR() << "--arch " << o->target.arch << ": only for --target cuda";
+    if (o->emit == "ptx") WM_USER_ERROR() << "--emit ptx: PTX is for --target cuda";
     std::string text;
     if (o->emit == "loops") text = lower::toString(f);
     if (o->emit == "llvm" || o->emit == "llvm-raw" || o->emit == "asm" || o->emit == "obj") {

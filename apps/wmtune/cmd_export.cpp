@@ -59,6 +59,9 @@ Command addExportCommand(CLI::App& app) {
       WM_USER_ERROR() << "export: give a model or -w SPEC, not both";
     if (o->model.empty() && o->options.externalWeights)
       WM_USER_ERROR() << "--weights external: only a model has weights";
+    if (o->target.target == "cuda")
+      WM_USER_ERROR() << "export --target cuda: GPU libraries (PTX inside) join when wmtune runs "
+                         "kernels on GPUs; this build exports CPU libraries";
     target::Target target = codegen::resolveTarget(o->target);
     if (!o->model.empty()) {
       auto m = exporter::exportModel(o->model, target, o->options);

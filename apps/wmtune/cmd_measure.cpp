@@ -46,8 +46,8 @@ Command addMeasureCommand(CLI::App& app) {
     auto r = sched::replay(w.dag, in.steps);
     if (!r.error.empty())
       WM_USER_ERROR() << o->schedule << ": step " << r.failedStep << ": " << r.error;
-    auto m =
-        runtime::makeWorkerMeasurer(o->opts, codegen::resolveTarget(o->target))->measure({in})[0];
+    auto m = runtime::makeWorkerMeasurer(o->opts, runnableTarget(o->target, "measure"))
+                 ->measure({in})[0];
     double flops = static_cast<double>(w.dag.flops());
     double gflops = m.median > 0 ? flops / m.median * 1e-9 : 0;
     if (o->json) {

@@ -169,7 +169,7 @@ int runWorkload(const RunCli& o) {
   if (o.bench)
     WM_USER_ERROR() << "--bench times models; time a workload's schedule with wmtune measure";
   Workload w = parseWorkload(o.workload);
-  target::Target target = codegen::resolveTarget(o.target);
+  target::Target target = runnableTarget(o.target, "run");
   std::string key = w.dag.workloadKey();
   std::vector<sched::Step> steps;
   bool tuned = false;
@@ -258,7 +258,7 @@ Command addRunCommand(CLI::App& app) {
     auto graph = frontend::loadOnnx(o->model);
     auto prog = frontend::buildProgram(graph);
     auto plan = frontend::planModel(prog);
-    target::Target target = codegen::resolveTarget(o->target);
+    target::Target target = runnableTarget(o->target, "run");
     int threads = target.cores;
     std::map<std::string, std::vector<sched::Step>> schedules;
     if (!o->log.empty()) schedules = bestSchedules(o->log, target);

@@ -117,7 +117,7 @@ Command addTuneCommand(CLI::App& app) {
       Workload w = parseWorkload(spec);
       sources.push_back({w.canonical, w.dag, 1.0});
     }
-    target::Target target = codegen::resolveTarget(o->target);
+    target::Target target = runnableTarget(o->target, "tune");
     auto tasks = search::makeTuneTasks(sources, target);
     search::TuningLog log(o->log, search::TuningLog::Mode::Append);
     auto measurer = o->simulatedCosts ? runtime::makeSimulatedMeasurer()

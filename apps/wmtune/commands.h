@@ -4,6 +4,7 @@
 #pragma once
 
 #include <wm/schedule/step_types.h>
+#include <wm/target/target.h>
 
 #include <functional>
 #include <string>
@@ -21,6 +22,11 @@ using Command = std::function<int()>;
 /// Reads a schedule file (a JSON step list); UserError naming the file otherwise. An empty
 /// path is the empty schedule.
 std::vector<sched::Step> readScheduleFile(const std::string& path);
+
+/// The target of a command that runs kernels: this CPU's, or for --target cuda the GPU's (a
+/// UserError, exit 2, saying why when there is no usable device: no libcuda.so.1, no device,
+/// driver too old).
+target::Target runnableTarget(const target::TargetOptions& opts, const std::string& command);
 
 Command addWorkloadsCommand(CLI::App& app);
 Command addTasksCommand(CLI::App& app);

@@ -1,4 +1,5 @@
 // Targets (see target.h).
+#include <wm/support/error.h>
 #include <wm/support/strings.h>
 #include <wm/target/target.h>
 
@@ -51,10 +52,12 @@ double nominalGhz(double def) {
 const OptionTable<TargetOptions>& targetOptionTable() {
   using T = TargetOptions;
   static const OptionTable<T> t = {
-      {"target", "--target", "Target kind", &T::target, {"llvm"}},
+      {"target", "--target", "Target kind", &T::target, {"llvm", "cuda"}},
       {"mcpu", "--mcpu", "Target CPU (default: this machine's)", &T::mcpu},
       {"mattr", "--mattr", "Target features, e.g. +avx2,+fma (default: the CPU's)", &T::mattr},
       {"threads", "--threads", "Kernel threads (0: all cores)", &T::threads, 0, 4096},
+      {"arch", "--arch", "cuda: SM version, e.g. sm_90 (default: the device's; sm_90 without one)",
+       &T::arch},
   };
   return t;
 }
@@ -173,6 +176,16 @@ Target gpuDefaults() {
   t.cpu = "sm_90";
   t.cores = 1;
   t.vectorBytes = 16;
+  return t;
+}
+
+Target gpuTarget(const std::string& arch) {
+  bool ok = arch.size() >= 5 && arch.size() <= 6 && arch.rfind("sm_", 0) == 0;
+  for (size_t i = 3; ok && i < arch.size(); ++i) ok = arch[i] >= '0' && arch[i] <= '9';
+  if (!ok || std::stoi(arch.substr(3)) < 50)
+    throw UserError("--arch " + arch + ": not an SM version such as sm_90 (sm_50 or newer)");
+  Target t = gpuDefaults();
+  t.cpu = t.gpu.arch = arch;
   return t;
 }
 

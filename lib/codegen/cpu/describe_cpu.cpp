@@ -58,9 +58,10 @@ target::CpuDescription describeCpu(const std::string& mcpu, const std::string& m
 }
 
 target::Target resolveTarget(const target::TargetOptions& opts) {
+  if (opts.target == "cuda") return target::gpuTarget(opts.arch.empty() ? "sm_90" : opts.arch);
   if (opts.target != "llvm")
-    WM_USER_ERROR() << "--target " << opts.target
-                    << ": this build generates code for 'llvm' (the CPU) only";
+    WM_USER_ERROR() << "--target " << opts.target << ": not a target kind (llvm, cuda)";
+  if (!opts.arch.empty()) WM_USER_ERROR() << "--arch " << opts.arch << ": only for --target cuda";
   return target::makeCpuTarget(describeCpu(opts.mcpu, opts.mattr), opts);
 }
 

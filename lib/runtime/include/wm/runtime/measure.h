@@ -21,6 +21,16 @@
 
 namespace wm::runtime {
 
+namespace cuda {
+struct DeviceInfo;
+}
+
+/// The cuda target of this machine's first GPU: its SM version (unless opts.arch forces one),
+/// thread, shared-memory and register limits, warp size, SM count and clock, read through the
+/// driver (cuda_driver.h); UserError saying why when there is no usable device (no
+/// libcuda.so.1, no device, driver too old). *info, when given, receives the device's report.
+target::Target cudaTarget(const target::TargetOptions& opts, cuda::DeviceInfo* info = nullptr);
+
 // Ansor's error codes, in its order.
 #define WM_MEASURE_ERRORS(X)                                                                       \
   X(None, "none")                                                                                  \

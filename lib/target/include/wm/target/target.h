@@ -63,6 +63,7 @@ struct TargetOptions {
   std::string target = "llvm"; ///< kind
   std::string mcpu, mattr;     ///< CPU override (default: this machine's)
   int threads = 0;             ///< kernel threads; 0: all hardware threads
+  std::string arch;            ///< cuda: SM version, e.g. sm_90 (default: the device's)
 };
 const OptionTable<TargetOptions>& targetOptionTable();
 
@@ -76,6 +77,8 @@ Target makeCpuTarget(const CpuDescription& cpu, const TargetOptions& opts);
 Target ansorCpuDefaults(int cores);
 /// A typical NVIDIA GPU's limits (sm_90).
 Target gpuDefaults();
+/// gpuDefaults() for SM version `arch` ("sm_" and 2-3 digits; UserError otherwise).
+Target gpuTarget(const std::string& arch);
 
 /// Whether a log record written for target `recordKey` is a record of target t. Records of
 /// logs written before targets were recorded say only "llvm" and are taken as this machine's.
