@@ -10,6 +10,7 @@
 #include <wm/schedule/bound.h>
 #include <wm/support/error.h>
 
+#include <algorithm>
 #include <set>
 #include <unordered_map>
 
@@ -33,6 +34,17 @@ void recomputeExtents(StageNode& st, const std::vector<int64_t>& rootExtents) {
       for (size_t k = 0; k < n; ++k)
         st.iters[r.children[r.innerToOuter ? k + 1 : k]].extent = r.lengths[k];
       st.iters[r.children[r.innerToOuter ? 0 : n]].extent = rest;
+      // TVM's tightening: a part longer than what is left of the loop (an attached stage's
+      // region smaller than its tiles) gets what is left, and the parts outside it extent 1,
+      // instead of loops that a guard mostly skips.
+      if (known && r.innerToOuter) {
+        int64_t left = E;
+        for (size_t k = n; k-- > 0;) {
+          int64_t& e = st.iters[r.children[k + 1]].extent;
+          e = std::min(e, left);
+          left = (left + r.lengths[k] - 1) / r.lengths[k];
+        }
+      }
     } else {
       int64_t prod = 1;
       for (int p : r.parents)
@@ -241,17 +253,20 @@ StageRegion attachedRegion(const State& state, int p, const Bounds& b) {
     ranged[b.vars[c][C.leaves[k]].node()] = e - 1;
   }
   // Threads cooperate on shared and global buffers (TVM's rule): a shared stage's region spans
-  // the enclosing threadIdx/vthread loops, a global one every thread-bound loop.
+  // the enclosing threadIdx loops, a global one every thread-bound loop.
   const MemScope scope = effectiveScope(state, p);
   if (scope != MemScope::Local) {
     for (int a = c, upto = pos; a >= 0;) {
       const auto& A = state.stage(a);
       for (int k = 0; k <= upto && k < A.numLeaves(); ++k) {
         Annotation an = A.leaf(k).annotation;
-        bool relax = scope == MemScope::Global
-                         ? isThreadBinding(an)
-                         : (isThreadBinding(an) && an != Annotation::BlockX &&
-                            an != Annotation::BlockY && an != Annotation::BlockZ);
+        // (vthreads run one after another in each thread: a shared stage inside one is
+        // filled per vthread, for that vthread's part, rather than for all of them each time)
+        bool relax =
+            scope == MemScope::Global
+                ? isThreadBinding(an)
+                : (isThreadBinding(an) && an != Annotation::BlockX && an != Annotation::BlockY &&
+                   an != Annotation::BlockZ && an != Annotation::VThread);
         if (relax && A.leaf(k).extent > 0)
           ranged[b.vars[a][A.leaves[k]].node()] = A.leaf(k).extent - 1;
       }
