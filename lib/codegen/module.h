@@ -2,6 +2,7 @@
 // the O3 pipeline. Shared by the JIT and object/assembly emission.
 #pragma once
 
+#include <wm/codegen/codegen.h>
 #include <wm/lower/lower.h>
 #include <wm/target/target.h>
 
@@ -28,6 +29,9 @@ struct BuiltModule {
 BuiltModule newModule(const std::string& name, const target::Target& t);
 /// Verifies the module, then optimizes it when asked.
 void finishModule(BuiltModule& m, bool optimize);
+
+/// The module as LLVM IR text, assembly (PTX for NVPTX) or object bytes.
+std::string emitModule(BuiltModule& m, EmitKind kind);
 
 /// The module of f for the target, verified, and optimized when asked.
 BuiltModule buildModule(const lower::LoweredFunc& f, const target::Target& t, bool optimize);

@@ -14,8 +14,6 @@
 
 namespace wm::codegen {
 
-namespace {
-
 std::string emitModule(BuiltModule& m, EmitKind kind) {
   std::string out;
   llvm::raw_string_ostream os(out);
@@ -33,6 +31,8 @@ std::string emitModule(BuiltModule& m, EmitKind kind) {
   pm.run(*m.module);
   return std::string(buf.begin(), buf.end());
 }
+
+namespace {
 
 /// int name(void* a0, ...): null and alignment checks, then kernel(args).
 void emitCEntry(llvm::Module& m, const CEntry& e) {

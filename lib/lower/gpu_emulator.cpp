@@ -5,6 +5,7 @@
 // read it in the current phase (shared) or kernel (global).
 #include <wm/ir/eval.h>
 #include <wm/lower/gpu.h>
+#include <wm/lower/loop_interpreter.h>
 #include <wm/support/error.h>
 
 #include <array>
@@ -79,21 +80,7 @@ public:
     for (size_t k = 0; k < p_.kernels.size(); ++k)
       runKernel(p_.kernels[k], static_cast<int64_t>(k));
     std::vector<NDArray> outs;
-    for (auto& b : f.outputs) {
-      NDArray a(b->dtype, b->shape);
-      const auto& mem = memory(b).data;
-      std::vector<int64_t> idx(b->shape.size(), 0);
-      for (int64_t flat = 0; flat < a.size(); ++flat) {
-        int64_t addr = 0;
-        for (size_t d = 0; d < idx.size(); ++d) addr += idx[d] * b->strides[d];
-        a.values()[flat] = mem[addr];
-        for (size_t d = idx.size(); d-- > 0;) {
-          if (++idx[d] < b->shape[d]) break;
-          idx[d] = 0;
-        }
-      }
-      outs.push_back(std::move(a));
-    }
+    for (auto& b : f.outputs) outs.push_back(readDense(b, memory(b).data));
     if (dropped) problems.push_back("... and " + std::to_string(dropped) + " more");
     return outs;
   }

@@ -156,6 +156,21 @@ private:
 
 } // namespace
 
+NDArray readDense(const Buffer& b, const std::vector<double>& mem) {
+  NDArray a(b->dtype, b->shape);
+  std::vector<int64_t> idx(b->shape.size(), 0);
+  for (int64_t flat = 0; flat < a.size(); ++flat) {
+    int64_t addr = 0;
+    for (size_t d = 0; d < idx.size(); ++d) addr += idx[d] * b->strides[d];
+    a.values()[flat] = mem[addr];
+    for (size_t d = idx.size(); d-- > 0;) {
+      if (++idx[d] < b->shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return a;
+}
+
 std::vector<NDArray> runLowered(const LoweredFunc& f, const std::vector<NDArray>& inputs) {
   WM_CHECK(inputs.size() == f.inputs.size())
       << "runLowered: " << inputs.size() << " inputs for " << f.inputs.size() << " arguments";
@@ -175,22 +190,7 @@ std::vector<NDArray> runLowered(const LoweredFunc& f, const std::vector<NDArray>
   std::vector<double> slots(r.numSlots() + 1, 0.0);
   body(slots.data());
   std::vector<NDArray> outs;
-  for (auto& b : f.outputs) {
-    NDArray a(b->dtype, b->shape);
-    const auto& mem = r.storage(b);
-    // Gather through the strides (outputs may be storage-aligned).
-    std::vector<int64_t> idx(b->shape.size(), 0);
-    for (int64_t flat = 0; flat < a.size(); ++flat) {
-      int64_t addr = 0;
-      for (size_t d = 0; d < idx.size(); ++d) addr += idx[d] * b->strides[d];
-      a.values()[flat] = mem[addr];
-      for (size_t d = idx.size(); d-- > 0;) {
-        if (++idx[d] < b->shape[d]) break;
-        idx[d] = 0;
-      }
-    }
-    outs.push_back(std::move(a));
-  }
+  for (auto& b : f.outputs) outs.push_back(readDense(b, r.storage(b)));
   return outs;
 }
 

@@ -7,9 +7,6 @@
 #include <wm/codegen/codegen.h>
 #include <wm/support/error.h>
 
-#include <llvm/IR/LegacyPassManager.h>
-#include <llvm/Support/raw_ostream.h>
-
 namespace wm::codegen {
 
 std::string emitGpu(const lower::GpuProgram& p, const target::Target& t, EmitKind kind,
@@ -21,19 +18,7 @@ std::string emitGpu(const lower::GpuProgram& p, const target::Target& t, EmitKin
   BuiltModule m = newModule(p.func.name, t);
   for (const auto& k : p.kernels) NvptxEmitter(*m.ctx, *m.module).emitKernel(p, k);
   finishModule(m, optimize);
-  std::string out;
-  llvm::raw_string_ostream os(out);
-  if (kind == EmitKind::LlvmIr) {
-    m.module->print(os, nullptr);
-    return os.str();
-  }
-  llvm::SmallVector<char, 0> buf;
-  llvm::raw_svector_ostream vs(buf);
-  llvm::legacy::PassManager pm;
-  WM_CHECK(!m.tm->addPassesToEmitFile(pm, vs, nullptr, llvm::CodeGenFileType::AssemblyFile))
-      << "the NVPTX target cannot emit PTX";
-  pm.run(*m.module);
-  return std::string(buf.begin(), buf.end());
+  return emitModule(m, kind);
 }
 
 } // namespace wm::codegen

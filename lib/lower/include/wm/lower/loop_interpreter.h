@@ -12,6 +12,10 @@
 namespace wm::lower {
 
 /// Runs f on inputs (in f.inputs order) and returns its outputs.
+/// Buffer b's elements as a dense row-major array, gathered from `storage` through its strides
+/// (outputs may be storage-aligned).
+ir::NDArray readDense(const ir::Buffer& b, const std::vector<double>& storage);
+
 std::vector<ir::NDArray> runLowered(const LoweredFunc& f, const std::vector<ir::NDArray>& inputs);
 
 } // namespace wm::lower
