@@ -55,35 +55,11 @@ lower::GpuProgram sharedGemm(std::vector<ir::NDArray>* inputs, std::vector<ir::N
   return {};
 }
 
-// Statements one thread runs (a thread-bound loop is one iteration: its index).
-double threadWork(const lower::Stmt& s) {
-  using namespace wm::lower;
-  if (!s.defined()) return 0;
-  switch (s.kind()) {
-  case StmtKind::For: {
-    auto* n = s.as<ForNode>();
-    return (n->forKind == ForKind::ThreadBound ? 1.0 : double(n->extent)) * threadWork(n->body);
-  }
-  case StmtKind::Store: return 1;
-  case StmtKind::Allocate: return threadWork(s.as<AllocateNode>()->body);
-  case StmtKind::IfThenElse:
-    return threadWork(s.as<IfThenElseNode>()->then) + threadWork(s.as<IfThenElseNode>()->otherwise);
-  case StmtKind::Seq: {
-    double w = 0;
-    for (auto& x : s.as<SeqNode>()->stmts) w += threadWork(x);
-    return w;
-  }
-  case StmtKind::Attr: return threadWork(s.as<AttrNode>()->body);
-  case StmtKind::Barrier: return 1;
-  }
-  return 0;
-}
-
 // Statements the emulator runs for the whole program.
 double emulatedWork(const lower::GpuProgram& p) {
   double w = 0;
   for (auto& k : p.kernels)
-    w += threadWork(k.body) * double(k.grid[0] * k.grid[1] * k.grid[2]) *
+    w += testing::loopWork(k.body, true) * double(k.grid[0] * k.grid[1] * k.grid[2]) *
          double(k.block[0] * k.block[1] * k.block[2]);
   return w;
 }

@@ -135,22 +135,26 @@ std::vector<Step> randomSchedule(const ir::ComputeDAG& dag, Rng& rng, int maxSte
   return s.steps();
 }
 
-double loopWork(const lower::Stmt& s) {
+double loopWork(const lower::Stmt& s, bool threadLoopsOnce) {
   using namespace wm::lower;
   if (!s.defined()) return 0;
   switch (s.kind()) {
   case StmtKind::For:
-    return static_cast<double>(s.as<ForNode>()->extent) * loopWork(s.as<ForNode>()->body);
+    return (threadLoopsOnce && s.as<ForNode>()->forKind == ForKind::ThreadBound
+                ? 1.0
+                : static_cast<double>(s.as<ForNode>()->extent)) *
+           loopWork(s.as<ForNode>()->body, threadLoopsOnce);
   case StmtKind::Store: return 1;
-  case StmtKind::Allocate: return loopWork(s.as<AllocateNode>()->body);
+  case StmtKind::Allocate: return loopWork(s.as<AllocateNode>()->body, threadLoopsOnce);
   case StmtKind::IfThenElse:
-    return loopWork(s.as<IfThenElseNode>()->then) + loopWork(s.as<IfThenElseNode>()->otherwise);
+    return loopWork(s.as<IfThenElseNode>()->then, threadLoopsOnce) +
+           loopWork(s.as<IfThenElseNode>()->otherwise, threadLoopsOnce);
   case StmtKind::Seq: {
     double w = 0;
-    for (auto& x : s.as<SeqNode>()->stmts) w += loopWork(x);
+    for (auto& x : s.as<SeqNode>()->stmts) w += loopWork(x, threadLoopsOnce);
     return w;
   }
-  case StmtKind::Attr: return loopWork(s.as<AttrNode>()->body);
+  case StmtKind::Attr: return loopWork(s.as<AttrNode>()->body, threadLoopsOnce);
   case StmtKind::Barrier: return 0;
   }
   return 0;

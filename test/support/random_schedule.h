@@ -23,7 +23,8 @@ std::vector<sched::Step> randomSchedule(const ir::ComputeDAG& dag, Rng& rng, int
 /// Whether a loop of the nest is bound to a GPU thread axis (the CPU code generator refuses
 /// those; GPU schedules are checked by the loop interpreter).
 bool hasThreadBinding(const lower::Stmt& s);
-double loopWork(const lower::Stmt& s);
+/// Statements the nest runs; threadLoopsOnce: one thread's (a thread-bound loop is its index).
+double loopWork(const lower::Stmt& s, bool threadLoopsOnce = false);
 
 /// Two small shapes of every built-in workload (specs), for tests that run every operator.
 std::vector<std::string> smallWorkloads();
