@@ -25,6 +25,8 @@ void NvptxEmitter::emitKernel(const lower::GpuProgram& p, const lower::GpuKernel
   auto* fn = llvm::Function::Create(fnTy, llvm::Function::ExternalLinkage, k.name, m_);
   for (size_t i = 0; i < params.size(); ++i) {
     fn->addParamAttr(i, llvm::Attribute::NoAlias);
+    // Inputs are never written: loads through the read-only data cache (ld.global.nc).
+    if (i < p.func.inputs.size()) fn->addParamAttr(i, llvm::Attribute::ReadOnly);
     fn->getArg(i)->setName(params[i]->name);
   }
   fn->addFnAttr(llvm::Attribute::NoUnwind);
