@@ -50,6 +50,8 @@ expect 0 "\.target sm_80" -- compile -w gemm:M=8,N=8,K=8 --target cuda --arch sm
 expect 2 "--arch sm_9x: not an SM version" -- compile -w gemm:M=8,N=8,K=8 --target cuda --arch sm_9x
 expect 2 "--arch sm_90: only for --target cuda" -- compile -w gemm:M=8,N=8,K=8 --arch sm_90
 expect 2 "--emit ptx: PTX is for --target cuda" -- compile -w gemm:M=8,N=8,K=8 --emit ptx
+expect 2 "is bound to blockIdx.x: a GPU schedule; the CPU cannot run it" -- \
+  compile -w gemm:M=64,N=64,K=64 --schedule "$G" --emit llvm
 expect 2 "not an object file" -- compile -w gemm:M=8,N=8,K=8 --target cuda --emit obj -o "$TMP/x.o"
 expect 2 "export --target cuda" -- export -w gemm:M=8,N=8,K=8 --target cuda -o "$TMP/exp"
 if ! ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1'; then

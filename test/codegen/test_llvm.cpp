@@ -63,7 +63,8 @@ TEST_CASE("every property-test schedule runs correctly through LLVM", "[llvm][pr
       ++k;
       INFO(spec << "\nschedule: " << sched::stepsToJson(steps) << "\n" << lower::toString(f));
       if (testing::hasThreadBinding(f.body)) { // a GPU schedule: refused, never run serially
-        CHECK_THROWS_AS(codegen::JitKernel::compile(f, target), InternalError);
+        CHECK_THROWS_WITH(codegen::JitKernel::compile(f, target),
+                          Catch::Contains("a GPU schedule; the CPU cannot run it"));
         ++gpuOnly;
         continue;
       }
@@ -165,7 +166,8 @@ TEST_CASE("the same loop nest gives the same code, whatever the heap addresses",
   CHECK_THAT(first, Catch::Contains("wm_parallel_for"));
 }
 
-TEST_CASE("a thread-bound loop reaching the CPU code generator is an error", "[llvm]") {
+TEST_CASE("a GPU schedule given to the CPU code generator is the user's error, not an internal one",
+          "[llvm]") {
   auto w = parseWorkload("gemm:M=64,N=64,K=64");
   std::vector<sched::Step> steps;
   std::string err;
@@ -173,5 +175,7 @@ TEST_CASE("a thread-bound loop reaching the CPU code generator is an error", "[l
       readFile(std::string(WM_TEST_DATA_DIR) + "/schedules/gemm_gpu_sssrrsrs.json"), &steps, &err));
   auto f = lower::lower(sched::replay(w.dag, steps).state);
   CHECK_THROWS_AS(codegen::emit(f, codegen::resolveTarget({}), codegen::EmitKind::LlvmIr, false),
-                  InternalError);
+                  UserError);
+  CHECK_THROWS_WITH(codegen::emit(f, codegen::resolveTarget({}), codegen::EmitKind::LlvmIr, false),
+                    Catch::Contains("is bound to blockIdx.x: a GPU schedule"));
 }

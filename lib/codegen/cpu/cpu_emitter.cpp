@@ -42,9 +42,11 @@ void CpuEmitter::emitKernel(const LoweredFunc& f) {
   b_.CreateRetVoid();
 }
 
+// A GPU schedule given to the CPU (a user's schedule file, a log of another target): the
+// user's mistake, not an internal error.
 void CpuEmitter::threadBoundLoop(const ForNode* n) {
-  WM_CHECK(false) << "codegen: loop " << n->var.name()
-                  << " is bound to a GPU thread axis; the CPU code generator cannot run it";
+  throw UserError("loop " + n->var.name() + " is bound to " + n->threadTag +
+                  ": a GPU schedule; the CPU cannot run it (use --target cuda)");
 }
 
 llvm::Value* CpuEmitter::allocateBuffer(const Buffer& buf, int64_t bytes, bool* release) {

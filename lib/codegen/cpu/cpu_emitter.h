@@ -1,7 +1,7 @@
 // The CPU part of code generation: the kernel ABI of rt/abi.h (an exported NAME(void** args)
 // wrapping an internal function with one noalias, aligned pointer per buffer), parallel loops
 // outlined and run by wm_parallel_for, temporaries on the stack or from wm_alloc. A
-// thread-bound loop reaching it is an internal error (the CPU sketch rules never bind threads).
+// thread-bound loop reaching it (a GPU schedule) is a UserError.
 #pragma once
 
 #include "../emitter.h"
