@@ -142,8 +142,14 @@ int main(int argc, char** argv) {
     if (params[i].role != "out") continue;
     std::vector<char> host(params[i].elements * 4);
     d->cuMemcpyDtoH(host.data(), ptrs[i], host.size());
-    std::ofstream(data + "/" + pid + "_out" + std::to_string(out++) + ".bin", std::ios::binary)
-        .write(host.data(), static_cast<std::streamsize>(host.size()));
+    std::string path = data + "/" + pid + "_out" + std::to_string(out++) + ".bin";
+    std::ofstream f(path, std::ios::binary);
+    f.write(host.data(), static_cast<std::streamsize>(host.size()));
+    f.close();
+    if (!f) {
+      std::cout << "runtime-device " << id << ": cannot write " << path << "\n";
+      return 1;
+    }
   }
   CUevent a, b;
   d->cuEventCreate(&a, 0);

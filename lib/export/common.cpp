@@ -140,6 +140,17 @@ nlohmann::json targetJson(const target::Target& t) {
           {"cpu", t.cpu},   {"features", t.features},           {"cores", t.cores}};
 }
 
+void addScheduleJson(nlohmann::json& j, const std::vector<sched::Step>& steps,
+                     const search::TuningRecord* record, const std::string& log) {
+  j["schedule"] = nlohmann::json::parse(sched::stepsToJson(steps));
+  j["tuned"] = record != nullptr;
+  if (record)
+    j["measured"] = {{"median_ms", record->median() * 1e3},
+                     {"log", log},
+                     {"line", record->line},
+                     {"target", record->target}};
+}
+
 Staging::Staging(const ExportOptions& o) : dir_(o.dir) {
   std::error_code ec;
   if (fs::exists(dir_, ec)) {

@@ -36,8 +36,11 @@ bool lowerWith(const ir::ComputeDAG& dag, const std::vector<sched::Step>& steps,
 
 nlohmann::json targetJson(const target::Target& t);
 
-/// The export's files, first in a temporary directory inside the output directory (checked:
-/// empty, or o.force), renamed into it by commit(); the temporary directory goes on destruction.
+/// A kernel's manifest fields that both exports write: "schedule" (the steps), "tuned", and
+/// "measured" (median, log, record line, target) when a record was used.
+void addScheduleJson(nlohmann::json& j, const std::vector<sched::Step>& steps,
+                     const search::TuningRecord* record, const std::string& log);
+
 /// The log's best valid record per task key on this target (none without --log); warns about
 /// records of other targets. The log stays open: the records point into it.
 struct BestRecords {
@@ -46,6 +49,8 @@ struct BestRecords {
 };
 BestRecords loadBestRecords(const ExportOptions& o, const target::Target& target);
 
+/// The export's files, first in a temporary directory inside the output directory (checked:
+/// empty, or o.force), renamed into it by commit(); the temporary directory goes on destruction.
 class Staging {
 public:
   explicit Staging(const ExportOptions& o);

@@ -131,14 +131,8 @@ nlohmann::json kernelJson(const ExportOptions& o, const KernelPlan& k) {
                       {"workload", k.workload->canonical},
                       {"spec", k.workload->spec},
                       {"key", k.key},
-                      {"arguments", args},
-                      {"schedule", nlohmann::json::parse(sched::stepsToJson(k.steps))},
-                      {"tuned", k.record != nullptr}};
-  if (k.record)
-    j["measured"] = {{"median_ms", k.record->median() * 1e3},
-                     {"log", o.log},
-                     {"line", k.record->line},
-                     {"target", k.record->target}};
+                      {"arguments", args}};
+  addScheduleJson(j, k.steps, k.record, o.log);
   return j;
 }
 

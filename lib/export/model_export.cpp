@@ -39,32 +39,16 @@ extern const unsigned long kWmModelRuntimeSize;
 
 namespace wm::exporter {
 
+namespace plan {
+#include "runtime/model_plan.h"
+} // namespace plan
+
 namespace {
 
 using frontend::MemoryPlan;
 
-// The plan's layout: keep in step with runtime/model_runtime.c.
-constexpr int64_t kPlanMagic = 0x314c45444f4d4d57LL; // "WMMODEL1"
-constexpr int kPlanHeaderWords = 16, kTensorWords = 7, kGroupWords = 3, kCheckWords = 9;
-enum Header {
-  kMagic = 0,
-  kFormat,
-  kNumInputs,
-  kNumOutputs,
-  kNumGroups,
-  kNumKernels,
-  kArenaBytes,
-  kWeightsBytes,
-  kWeightsChecksum,
-  kNumChecks,
-  kTensorsAt,
-  kGroupsAt,
-  kChecksAt,
-  kStringsAt,
-  kStringsBytes,
-  kPlanWords
-};
-constexpr int64_t kWeightsHeaderBytes = 64;
+// The plan's layout (shared with the runtime that reads it).
+using namespace plan;
 
 int64_t dtypeCode(ir::DType t) {
   switch (t) {
@@ -109,7 +93,7 @@ struct TaskKernel {
 class PlanWriter {
 public:
   PlanWriter() : words_(kPlanHeaderWords, 0) {}
-  void set(Header h, int64_t v) { words_[h] = v; }
+  void set(int h, int64_t v) { words_[h] = v; }
   int64_t here() const { return static_cast<int64_t>(words_.size()); }
   void push(int64_t w) { words_.push_back(w); }
   int64_t string(const std::string& s) {
@@ -308,8 +292,8 @@ ExportedModel exportModel(const std::string& modelPath, const target::Target& ta
 
   // 4. the plan
   PlanWriter pw;
-  pw.set(kMagic, kPlanMagic);
-  pw.set(kFormat, 1);
+  pw.set(kMagic, WM_PLAN_MAGIC);
+  pw.set(kFormat, WM_PLAN_FORMAT);
   pw.set(kNumInputs, static_cast<int64_t>(prog.inputs.size()));
   pw.set(kNumOutputs, static_cast<int64_t>(prog.outputs.size()));
   pw.set(kNumGroups, static_cast<int64_t>(plan.groups.size()));
@@ -392,9 +376,9 @@ ExportedModel exportModel(const std::string& modelPath, const target::Target& ta
   std::vector<std::string> objects = {o.name + ".o"};
   std::string weightsFile = o.name + ".weights";
   if (o.externalWeights) {
-    std::string header(kWeightsHeaderBytes, '\0');
-    uint64_t fields[3] = {1, static_cast<uint64_t>(weights.size()), checksum};
-    std::memcpy(header.data(), "WMWEIGHT", 8);
+    std::string header(WM_WEIGHTS_HEADER, '\0');
+    uint64_t fields[3] = {WM_WEIGHTS_FORMAT, static_cast<uint64_t>(weights.size()), checksum};
+    std::memcpy(header.data(), WM_WEIGHTS_MAGIC, 8);
     std::memcpy(header.data() + 8, fields, sizeof fields);
     out.write(weightsFile, header + weights);
   } else {
@@ -449,14 +433,8 @@ ExportedModel exportModel(const std::string& modelPath, const target::Target& ta
                         {"spec", frontend::onnxTaskSpec(modelPath, k.task->key)},
                         {"key", k.task->key},
                         {"groups", k.task->weight},
-                        {"arguments", args},
-                        {"schedule", nlohmann::json::parse(sched::stepsToJson(k.steps))},
-                        {"tuned", k.record != nullptr}};
-    if (k.record)
-      j["measured"] = {{"median_ms", k.record->median() * 1e3},
-                       {"log", o.log},
-                       {"line", k.record->line},
-                       {"target", k.record->target}};
+                        {"arguments", args}};
+    addScheduleJson(j, k.steps, k.record, o.log);
     m["kernels"].push_back(j);
     result.kernels.push_back({j["spec"], k.task->key, k.symbol, k.record != nullptr,
                               k.record ? k.record->median() : 0.0});

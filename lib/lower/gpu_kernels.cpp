@@ -3,6 +3,7 @@
 #include <wm/ir/visitor.h>
 #include <wm/lower/gpu.h>
 #include <wm/support/error.h>
+#include <wm/support/int_math.h>
 
 #include <algorithm>
 
@@ -287,10 +288,6 @@ GpuProgram splitKernels(const LoweredFunc& f, const GpuLaunchLimits& limits) {
     if (!shape.error.empty()) fail(shape.error);
     kern.grid = shape.grid;
     kern.block = shape.block;
-    int64_t threads = kern.block[0] * kern.block[1] * kern.block[2];
-    if (threads > limits.maxThreadsPerBlock)
-      fail(std::to_string(threads) + " threads per block; the device allows " +
-           std::to_string(limits.maxThreadsPerBlock));
     for (int d = 0; d < 3; ++d) {
       if (kern.block[d] > limits.maxBlock[d])
         fail("block dimension " + std::string(1, char('x' + d)) + " is " +
@@ -301,12 +298,15 @@ GpuProgram splitKernels(const LoweredFunc& f, const GpuLaunchLimits& limits) {
              std::to_string(kern.grid[d]) + "; the device allows " +
              std::to_string(limits.maxGrid[d]));
     }
-    for (auto& b : shape.shared) {
-      int64_t bytes = 0;
-      if (__builtin_mul_overflow(b->allocElements(), storageBytes(b->dtype), &bytes) ||
-          __builtin_add_overflow(kern.sharedBytes, bytes, &kern.sharedBytes))
-        kern.sharedBytes = INT64_MAX;
-    }
+    SizeMath size;
+    int64_t threads = size.mul(size.mul(kern.block[0], kern.block[1]), kern.block[2]);
+    if (!size.ok() || threads > limits.maxThreadsPerBlock)
+      fail((size.ok() ? std::to_string(threads) : std::string("too many")) +
+           " threads per block; the device allows " + std::to_string(limits.maxThreadsPerBlock));
+    for (auto& b : shape.shared)
+      kern.sharedBytes =
+          size.add(kern.sharedBytes, size.mul(b->allocElements(), storageBytes(b->dtype)));
+    if (!size.ok()) kern.sharedBytes = INT64_MAX;
     if (kern.sharedBytes > limits.sharedBytesPerBlock)
       fail(std::to_string(kern.sharedBytes) + " bytes of shared memory per block; the device " +
            "allows " + std::to_string(limits.sharedBytesPerBlock));

@@ -18,6 +18,8 @@
  * in order (with the checks of the values it computes), outputs copied out. */
 #define _POSIX_C_SOURCE 200112L
 
+#include "model_plan.h"
+
 #include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -39,30 +41,6 @@ extern const unsigned char* const wm__model_weights_at WM_HIDDEN;
 
 /* The parallel runtime (lib/rt, linked beside). */
 void wm_set_caller_threads(int n);
-
-enum {
-  kMagic = 0,
-  kFormat,
-  kNumInputs,
-  kNumOutputs,
-  kNumGroups,
-  kNumKernels,
-  kArenaBytes,
-  kWeightsBytes,
-  kWeightsChecksum,
-  kNumChecks,
-  kTensorsAt,
-  kGroupsAt,
-  kChecksAt,
-  kStringsAt,
-  kStringsBytes,
-  kPlanWords,
-  kPlanHeaderWords
-};
-enum { kTensorWords = 7, kGroupWords = 3, kCheckWords = 9 };
-#define WM_PLAN_MAGIC 0x314c45444f4d4d57LL /* "WMMODEL1" */
-#define WM_WEIGHTS_MAGIC "WMWEIGHT"
-#define WM_WEIGHTS_HEADER 64
 
 struct wm_model {
   const int64_t* plan;
@@ -112,7 +90,7 @@ static int placeFits(const int64_t* plan, const int64_t* place, int64_t bytes) {
 /* The plan's own consistency (it is generated, but a damaged library must not crash). */
 static int planValid(const int64_t* p, char* err, size_t errlen) {
   int64_t i, n = p[kPlanWords];
-  if (p[kMagic] != WM_PLAN_MAGIC || p[kFormat] != 1) {
+  if (p[kMagic] != WM_PLAN_MAGIC || p[kFormat] != WM_PLAN_FORMAT) {
     say(err, errlen, "wm_model_open: the library's plan is not format 1 of wmtune's model plan");
     return 0;
   }
@@ -167,7 +145,8 @@ static int readWeights(wm_model* m, const char* path, char* err, size_t errlen) 
     goto fail;
   }
   memcpy(fields, header + 8, sizeof fields);
-  if (fields[0] != 1 || fields[1] != want || fields[2] != (uint64_t)m->plan[kWeightsChecksum]) {
+  if (fields[0] != WM_WEIGHTS_FORMAT || fields[1] != want ||
+      fields[2] != (uint64_t)m->plan[kWeightsChecksum]) {
     say(err, errlen,
         "wm_model_open: %s: the weights of another export (%llu bytes, checksum %016llx; this "
         "library wants %llu bytes, checksum %016llx)",
