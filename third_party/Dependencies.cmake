@@ -7,7 +7,19 @@ find_package(nlohmann_json 3 REQUIRED)
 if(WM_BUILD_TESTS)
   find_package(Catch2 2 REQUIRED)
 endif()
-if(WM_WITH_TORCH)
+# WM_TORCH_ROOT: the torch/ folder of a PyTorch pip wheel, built against instead of Debian's
+# libtorch (the device build, scripts/device_pack.sh: the GPU machine runs the same wheel). Only
+# libtorch_cpu and libc10 are linked; their CUDA dependencies are the running machine's.
+set(WM_TORCH_ROOT "" CACHE PATH "torch/ of a PyTorch wheel to build against (the device build)")
+if(WM_WITH_TORCH AND WM_TORCH_ROOT)
+  add_library(wm_torch_wheel INTERFACE)
+  target_include_directories(wm_torch_wheel SYSTEM INTERFACE
+    ${WM_TORCH_ROOT}/include ${WM_TORCH_ROOT}/include/torch/csrc/api/include)
+  target_link_libraries(wm_torch_wheel INTERFACE
+    ${WM_TORCH_ROOT}/lib/libtorch_cpu.so ${WM_TORCH_ROOT}/lib/libc10.so)
+  target_link_options(wm_torch_wheel INTERFACE -Wl,--allow-shlib-undefined)
+  set(TORCH_LIBRARIES wm_torch_wheel)
+elseif(WM_WITH_TORCH)
   # Torch's config prepends its flags to CMAKE_CXX_FLAGS; keep them, they fix the ABI.
   find_package(Torch REQUIRED)
 endif()

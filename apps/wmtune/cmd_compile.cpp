@@ -5,12 +5,14 @@
 #include "option_flags.h"
 
 #include <wm/codegen/codegen.h>
+#include <wm/frontend/model.h>
 #include <wm/frontend/workload.h>
 #include <wm/ir/interpreter.h>
 #include <wm/ir/printer.h>
 #include <wm/lower/gpu.h>
 #include <wm/lower/loop_interpreter.h>
 #include <wm/lower/lower.h>
+#include <wm/schedule/default_schedule.h>
 #include <wm/schedule/steps.h>
 #include <wm/support/error.h>
 #include <wm/support/files.h>
@@ -48,12 +50,9 @@ void writeOrPrint(const std::string& output, const std::string& text) {
 // the GPU-semantics emulator. Needs no GPU.
 int compileForGpu(const CompileOptions& o, const Workload& w, const lower::LoweredFunc& f) {
   target::Target t = codegen::resolveTarget(o.target);
-  lower::GpuLaunchLimits limits;
-  limits.maxThreadsPerBlock = t.gpu.maxThreadsPerBlock;
-  limits.sharedBytesPerBlock = t.gpu.sharedBytesPerBlock;
   lower::GpuProgram p;
   try {
-    p = lower::splitKernels(f, limits);
+    p = lower::splitKernels(f, codegen::gpuLaunchLimits(t));
   } catch (const UserError& e) {
     WM_USER_ERROR() << (o.schedule.empty() ? w.spec : o.schedule) << ": " << e.what();
   }
@@ -108,7 +107,8 @@ Command addCompileCommand(CLI::App& app) {
   auto o = std::make_shared<CompileOptions>();
   sub->add_option("-w,--workload", o->spec, "Workload spec op:key=value,...")->required();
   sub->add_option("--schedule", o->schedule,
-                  "JSON step list (default: no steps, the naive program)");
+                  "JSON step list, or 'default': the schedule `run` uses without a log (default: "
+                  "no steps, the naive program)");
   sub->add_option("--emit", o->emit,
                   "What to produce: loops (lowered loop nest; cuda: its kernels), state, steps, "
                   "llvm (optimized LLVM IR), llvm-raw (before optimization), asm, obj, ptx (cuda)")
@@ -124,9 +124,18 @@ Command addCompileCommand(CLI::App& app) {
   sub->add_flag("--time-passes", o->timePasses, "Print the time of every lowering pass");
   sub->add_option("--seed", o->seed, "Seed of the random inputs of --check")->capture_default_str();
   return [o]() {
-    Workload w = parseWorkload(o->spec);
+    // a built-in workload, or a task of a model (onnx:MODEL#KEY, as tune's logs name them)
+    Workload w;
+    if (o->spec.rfind("onnx:", 0) == 0)
+      w = Workload{o->spec, o->spec, nullptr, frontend::workloadDag(o->spec)};
+    else
+      w = parseWorkload(o->spec);
     std::vector<sched::Step> steps;
-    steps = readScheduleFile(o->schedule);
+    if (o->schedule == "default")
+      steps = o->target.target == "cuda" ? sched::defaultGpuSchedule(w.dag)
+                                         : sched::defaultSchedule(w.dag);
+    else
+      steps = readScheduleFile(o->schedule);
     auto r = sched::replay(w.dag, steps);
     if (!r.error.empty())
       WM_USER_ERROR() << o->schedule << ": step " << r.failedStep << " ("

@@ -6,6 +6,7 @@
 #include <wm/codegen/codegen.h>
 #include <wm/frontend/workload.h>
 #include <wm/runtime/measure.h>
+#include <wm/schedule/default_schedule.h>
 #include <wm/schedule/steps.h>
 #include <wm/support/error.h>
 #include <wm/support/strings.h>
@@ -28,6 +29,7 @@ struct MeasureCli {
   runtime::MeasureOptions opts;
   target::TargetOptions target;
   bool json = false;
+  std::string inject;
 };
 
 } // namespace
@@ -36,18 +38,32 @@ Command addMeasureCommand(CLI::App& app) {
   auto* sub = app.add_subcommand("measure", "Build, check and time a schedule on this CPU");
   auto o = std::make_shared<MeasureCli>();
   sub->add_option("-w,--workload", o->spec, "Workload spec op:key=value,...")->required();
-  sub->add_option("--schedule", o->schedule, "JSON step list (default: the naive program)");
+  sub->add_option("--schedule", o->schedule,
+                  "JSON step list (default: the naive program; on a GPU the default GPU schedule)");
   addOptionFlags(*sub, o->opts, runtime::measureOptionTable());
   addOptionFlags(*sub, o->target, target::targetOptionTable());
   sub->add_flag("--json", o->json, "Print the result as JSON");
+  sub->add_option("--inject", o->inject,
+                  "Test hook: first measure the schedule with this fault (crash, hang, wrong, "
+                  "device_fault), then again with the same measurer")
+      ->group(""); // hidden
   return [o]() {
     Workload w = parseWorkload(o->spec);
+    target::Target target = runnableTarget(o->target);
     runtime::MeasureInput in{o->spec, readScheduleFile(o->schedule), ""};
+    if (o->schedule.empty() && target.isGpu()) in.steps = sched::defaultGpuSchedule(w.dag);
     auto r = sched::replay(w.dag, in.steps);
     if (!r.error.empty())
       WM_USER_ERROR() << o->schedule << ": step " << r.failedStep << ": " << r.error;
-    auto m = runtime::makeWorkerMeasurer(o->opts, runnableTarget(o->target, "measure"))
-                 ->measure({in})[0];
+    auto measurer = runtime::makeWorkerMeasurer(o->opts, target);
+    if (!o->inject.empty()) {
+      runtime::MeasureInput faulty = in;
+      faulty.inject = o->inject;
+      auto f = measurer->measure({faulty})[0];
+      std::cout << "injected " << o->inject << ": " << runtime::measureErrorName(f.error) << ": "
+                << f.message << "\n";
+    }
+    auto m = measurer->measure({in})[0];
     double flops = static_cast<double>(w.dag.flops());
     double gflops = m.median > 0 ? flops / m.median * 1e-9 : 0;
     if (o->json) {

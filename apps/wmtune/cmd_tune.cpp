@@ -117,7 +117,9 @@ Command addTuneCommand(CLI::App& app) {
       Workload w = parseWorkload(spec);
       sources.push_back({w.canonical, w.dag, 1.0});
     }
-    target::Target target = runnableTarget(o->target, "tune");
+    // (simulated costs run no kernel: a GPU target needs no device then)
+    target::Target target =
+        o->simulatedCosts ? codegen::resolveTarget(o->target) : runnableTarget(o->target);
     auto tasks = search::makeTuneTasks(sources, target);
     search::TuningLog log(o->log, search::TuningLog::Mode::Append);
     auto measurer = o->simulatedCosts ? runtime::makeSimulatedMeasurer()

@@ -6,6 +6,7 @@
 // kept while the worker lives.
 #include "commands.h"
 
+#include <wm/codegen/codegen.h>
 #include <wm/frontend/model.h>
 #include <wm/rt/memory.h>
 #include <wm/runtime/measure.h>
@@ -82,8 +83,8 @@ void limitMemory(const ir::ComputeDAG& dag) {
 
 /// Builder, device and runner of one target.
 struct Backend {
-  std::unique_ptr<runtime::ProgramBuilder> builder;
-  std::unique_ptr<runtime::Device> device;
+  std::unique_ptr<runtime::ProgramBuilder> builder, refBuilder;
+  std::unique_ptr<runtime::Device> device, refDevice;
   std::unique_ptr<runtime::ProgramRunner> runner;
 };
 
@@ -100,8 +101,16 @@ public:
     try {
       be = &backend(req.target);
       dag = &dagOf(req.workload);
-      limitMemory(*dag);
+      // (not on a GPU: the CUDA driver reserves address space far beyond any such limit)
+      if (!req.target.isGpu()) limitMemory(*dag);
       program = be->builder->build(*dag, req.steps);
+    } catch (const runtime::DeviceCompileError& e) {
+      res.error = runtime::MeasureError::CompileDevice;
+      res.message = e.what();
+      writeLine(out, runtime::encodeReply(req.id, res));
+      return;
+    } catch (const runtime::DeviceFault& e) {
+      deviceFault(req.id, e, out);
     } catch (const std::exception& e) {
       res.error = runtime::MeasureError::BuildError;
       res.message = e.what();
@@ -109,12 +118,27 @@ public:
       return;
     }
     writeLine(out, runtime::encodeBuilt(req.id, program.buildSeconds));
-    const auto& task = be->runner->task(req.workload, *dag, req.options.inputSeed);
-    res = be->runner->run(task, program, req.options, req.inject);
+    try {
+      const auto& task = be->runner->task(req.workload, *dag, req.options.inputSeed);
+      res = be->runner->run(task, program, req.options, req.inject);
+    } catch (const runtime::DeviceFault& e) {
+      deviceFault(req.id, e, out);
+    }
     writeLine(out, runtime::encodeReply(req.id, res));
   }
 
 private:
+  /// A kernel fault poisons the GPU context: answer for the candidate, then end (the tuner
+  /// starts a fresh worker for the next one).
+  [[noreturn]] static void deviceFault(int64_t id, const runtime::DeviceFault& e, int out) {
+    runtime::MeasureResult r;
+    r.error = runtime::MeasureError::RuntimeDevice;
+    r.message = e.what();
+    r.workerEnds = true;
+    writeLine(out, runtime::encodeReply(id, r));
+    std::_Exit(0);
+  }
+
   Backend& backend(const target::Target& t) {
     std::string key = t.toJson();
     auto it = backends_.find(key);
@@ -122,7 +146,13 @@ private:
     Backend b;
     b.builder = runtime::makeLocalBuilder(t);
     b.device = runtime::makeDevice(t);
-    b.runner = std::make_unique<runtime::ProgramRunner>(*b.device, *b.builder);
+    if (t.isGpu()) { // the reference result on this machine's CPU, all cores
+      target::Target host = codegen::resolveTarget({});
+      b.refBuilder = runtime::makeLocalBuilder(host);
+      b.refDevice = runtime::makeCpuDevice(host.cores);
+    }
+    b.runner = std::make_unique<runtime::ProgramRunner>(*b.device, *b.builder, b.refDevice.get(),
+                                                        b.refBuilder.get());
     return backends_.emplace(key, std::move(b)).first->second;
   }
   const ir::ComputeDAG& dagOf(const std::string& spec) {

@@ -26,7 +26,7 @@ std::vector<sched::Step> readScheduleFile(const std::string& path);
 /// The target of a command that runs kernels: this CPU's, or for --target cuda the GPU's (a
 /// UserError, exit 2, saying why when there is no usable device: no libcuda.so.1, no device,
 /// driver too old).
-target::Target runnableTarget(const target::TargetOptions& opts, const std::string& command);
+target::Target runnableTarget(const target::TargetOptions& opts);
 
 Command addWorkloadsCommand(CLI::App& app);
 Command addTasksCommand(CLI::App& app);

@@ -51,9 +51,7 @@ int main(int argc, char** argv) {
   try {
     std::filesystem::create_directories(dir);
     const target::Target hw = target::gpuDefaults();
-    lower::GpuLaunchLimits limits;
-    limits.maxThreadsPerBlock = hw.gpu.maxThreadsPerBlock;
-    limits.sharedBytesPerBlock = hw.gpu.sharedBytesPerBlock;
+    const lower::GpuLaunchLimits limits = codegen::gpuLaunchLimits(hw);
     std::ostringstream manifest;
     Rng rng(seed);
     int id = 0;

@@ -10,14 +10,12 @@ import sys
 import time
 
 import torch
-import torch.nn.functional as F
+
+from torch_ops import reference, time_torch
 
 cases, out, runner = sys.argv[1], sys.argv[2], sys.argv[3]
 data = os.path.join(out, "data")
 os.makedirs(data, exist_ok=True)
-torch.backends.cuda.matmul.allow_tf32 = False
-torch.backends.cudnn.allow_tf32 = False
-torch.backends.cudnn.benchmark = True
 dev = torch.device("cuda")
 
 workloads, programs, params = {}, {}, {}
@@ -29,50 +27,6 @@ for line in open(os.path.join(cases, "manifest.tsv")):
         programs[f[1]] = f[2]
     elif f[0] == "param":
         params.setdefault(f[1], []).append((f[3], f[4], [int(x) for x in f[6:]]))
-
-
-def spec_args(spec):
-    op, _, rest = spec.partition(":")
-    kv = dict(p.split("=") for p in rest.split(",") if p)
-    return op, kv
-
-
-def reference(spec, ins):
-    op, kv = spec_args(spec)
-    if op in ("gemm", "matmul"):
-        return ins[0] @ ins[1]
-    if op == "batch_matmul":
-        return torch.bmm(ins[0], ins[1])
-    if op in ("conv2d", "depthwise_conv2d"):
-        x, w = ins[0], ins[1]
-        groups = x.shape[1] // w.shape[1]
-        return F.conv2d(x, w, stride=int(kv.get("stride", 1)), padding=int(kv.get("pad", 0)),
-                        dilation=int(kv.get("dilation", 1)), groups=groups)
-    if op == "softmax":
-        return torch.softmax(ins[0], dim=-1)
-    raise SystemExit(f"no PyTorch reference for {spec}")
-
-
-def time_torch(fn):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    fn()
-    end.record()
-    torch.cuda.synchronize()
-    one = max(start.elapsed_time(end), 1e-4)
-    reps = int(min(max(20.0 / one, 3), 2000))
-    samples = []
-    for _ in range(5):
-        start.record()
-        for _ in range(reps):
-            fn()
-        end.record()
-        torch.cuda.synchronize()
-        samples.append(start.elapsed_time(end) / reps)
-    return statistics.median(samples)
 
 
 refs, torch_ms, first_program = {}, {}, {}

@@ -6,12 +6,23 @@
 #include <wm/support/int_math.h>
 
 #include <algorithm>
+#include <cctype>
 
 namespace wm::lower {
 
 using namespace wm::ir;
 
 namespace {
+
+/// A PTX identifier of a name (a model task's function names carry '/', ':' and '.'): letters,
+/// digits and '_' kept, anything else '_', and a leading '_' before a digit.
+std::string ptxIdentifier(const std::string& name) {
+  std::string id = name.empty() ? std::string("f") : name;
+  for (char& c : id)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') c = '_';
+  if (std::isdigit(static_cast<unsigned char>(id[0]))) id = "_" + id;
+  return id;
+}
 
 // tag "blockIdx.y" -> {true, 1}; "threadIdx.z" -> {false, 2}; others -> {false, -1}
 std::pair<bool, int> axisOf(const std::string& tag) {
@@ -279,7 +290,7 @@ GpuProgram splitKernels(const LoweredFunc& f, const GpuLaunchLimits& limits) {
     parts.push_back(body);
   for (size_t k = 0; k < parts.size(); ++k) {
     GpuKernel kern;
-    kern.name = f.name + "_kernel" + std::to_string(k);
+    kern.name = ptxIdentifier(f.name) + "_kernel" + std::to_string(k);
     auto fail = [&](const std::string& why) {
       throw UserError("GPU schedule error in " + kern.name + ": " + why);
     };

@@ -5,6 +5,7 @@
 #include <wm/rt/parallel.h>
 #include <wm/runtime/buffer.h>
 #include <wm/runtime/graph_executor.h>
+#include <wm/runtime/program.h>
 #include <wm/runtime/timing.h>
 #include <wm/schedule/default_schedule.h>
 #include <wm/schedule/steps.h>
@@ -22,8 +23,12 @@ using frontend::PValue;
 struct GraphExecutor::Impl {
   const frontend::Program& p;
   const frontend::ModelPlan& plan;
-  std::vector<std::unique_ptr<codegen::JitKernel>> kernels; // per task
+  std::vector<std::unique_ptr<codegen::JitKernel>> kernels; // per task (CPU)
   std::vector<HostBuffer> storage;
+  // On a GPU: the device, the kernels per task and the device memory (storage: unused).
+  std::unique_ptr<Device> device;
+  std::vector<std::unique_ptr<Kernel>> deviceKernels;
+  std::vector<DeviceBuffer> deviceStorage;
   std::vector<void*> ptr; // per value: where its bytes live (nullptr: not materialized)
   std::vector<std::vector<void*>> args; // per group
   ExecutorStats stats;
@@ -50,7 +55,8 @@ struct GraphExecutor::Impl {
               task.key, r.failedStep, r.error);
       }
       if (!tuned) {
-        r = sched::replay(task.dag, sched::defaultSchedule(task.dag));
+        r = sched::replay(task.dag, target.isGpu() ? sched::defaultGpuSchedule(task.dag)
+                                                   : sched::defaultSchedule(task.dag));
         WM_CHECK(r.error.empty()) << "default schedule of task " << task.key << ": " << r.error;
       }
       lower::LoweredFunc f = lower::lower(r.state);
@@ -59,10 +65,16 @@ struct GraphExecutor::Impl {
       const ir::Buffer& out = f.outputs[0];
       WM_CHECK(out->allocElements() == task.dag.outputs()[0]->numElements())
           << "task " << task.key << ": the schedule pads its output buffer";
-      kernels.push_back(codegen::JitKernel::compile(f, target));
+      if (target.isGpu()) {
+        lower::GpuProgram gpu = lower::splitKernels(f, codegen::gpuLaunchLimits(target));
+        deviceKernels.push_back(
+            loadCudaProgram(gpu, codegen::emitGpu(gpu, target, codegen::EmitKind::Assembly)));
+      } else {
+        kernels.push_back(codegen::JitKernel::compile(f, target));
+      }
       stats.tunedKernels += tuned;
     }
-    stats.kernels = static_cast<int>(kernels.size());
+    stats.kernels = static_cast<int>(plan.tasks.size());
     stats.compileSeconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
@@ -74,21 +86,25 @@ struct GraphExecutor::Impl {
     stats.bufferBytes = mp.plannedBytes;
     stats.unplannedBytes = mp.unplannedBytes;
     std::vector<void*> slots;
-    for (int64_t bytes : mp.slotBytes) {
+    // Memory of `bytes` bytes: the host's, or the device's (deviceStorage keeps it).
+    auto allocate = [&](int64_t bytes) {
+      if (device) {
+        deviceStorage.emplace_back(*device, bytes);
+        return deviceStorage.back().data();
+      }
       storage.push_back(HostBuffer::raw(bytes));
-      slots.push_back(storage.back().data());
-    }
+      return storage.back().data();
+    };
+    for (int64_t bytes : mp.slotBytes) slots.push_back(allocate(bytes));
     for (size_t v = 0; v < nv; ++v) {
       const PValue& pv = p.values[v];
       switch (mp.kind[v]) {
       case frontend::MemoryPlan::Kind::Constant:
-        storage.push_back(HostBuffer::raw(frontend::valueBytes(pv)));
-        storeElements(storage.back().data(), *pv.constant);
-        ptr[v] = storage.back().data();
+        ptr[v] = allocate(frontend::valueBytes(pv));
+        store(ptr[v], *pv.constant);
         break;
       case frontend::MemoryPlan::Kind::Input:
-        storage.push_back(HostBuffer::raw(frontend::valueBytes(pv)));
-        ptr[v] = storage.back().data();
+        ptr[v] = allocate(frontend::valueBytes(pv));
         break;
       case frontend::MemoryPlan::Kind::Slot: ptr[v] = slots[mp.slot[v]]; break;
       case frontend::MemoryPlan::Kind::None: break;
@@ -107,6 +123,20 @@ struct GraphExecutor::Impl {
       args.push_back(std::move(a));
     }
   }
+
+  /// a's elements into memory of the executor (host or device).
+  void store(void* dst, const ir::NDArray& a) {
+    if (!device) return storeElements(dst, a);
+    HostBuffer host = HostBuffer::from(a);
+    device->copyToDevice(dst, host.data(), host.bytes());
+  }
+  /// An array out of memory of the executor.
+  ir::NDArray load(const void* src, ir::DType t, const ir::Shape& shape) {
+    if (!device) return loadElements(src, t, shape);
+    HostBuffer host(t, shape);
+    device->copyToHost(host.data(), src, host.bytes());
+    return host.toNDArray();
+  }
 };
 
 GraphExecutor::GraphExecutor(const frontend::Program& program, const frontend::ModelPlan& plan,
@@ -114,7 +144,10 @@ GraphExecutor::GraphExecutor(const frontend::Program& program, const frontend::M
                              const target::Target& target)
     : impl_(std::make_unique<Impl>(program, plan)) {
   impl_->threads = target.cores;
-  rt::setNumThreads(impl_->threads);
+  if (target.isGpu())
+    impl_->device = makeCudaDevice();
+  else
+    rt::setNumThreads(impl_->threads);
   impl_->compile(schedules, target);
   impl_->planBuffers();
 }
@@ -130,6 +163,14 @@ void GraphExecutor::runKernels() {
 }
 
 void GraphExecutor::runGroups(const std::function<void(size_t)>& afterGroup) {
+  if (impl_->device) { // every kernel on the device's one stream, in order
+    for (size_t g = 0; g < impl_->plan.groups.size(); ++g) {
+      impl_->deviceKernels[impl_->plan.groups[g].task]->launch(impl_->args[g].data());
+      if (afterGroup) afterGroup(g);
+    }
+    impl_->device->synchronize();
+    return;
+  }
   rt::setNumThreads(impl_->threads);
   for (size_t g = 0; g < impl_->plan.groups.size(); ++g) {
     impl_->kernels[impl_->plan.groups[g].task]->call(impl_->args[g].data());
@@ -138,8 +179,17 @@ void GraphExecutor::runGroups(const std::function<void(size_t)>& afterGroup) {
 }
 
 std::vector<double> GraphExecutor::profileKernels(const MeasureOptions& timing) {
-  rt::setNumThreads(impl_->threads);
   std::vector<double> out;
+  if (impl_->device) {
+    auto clock = impl_->device->clock();
+    for (size_t g = 0; g < impl_->plan.groups.size(); ++g) {
+      auto& k = *impl_->deviceKernels[impl_->plan.groups[g].task];
+      void** args = impl_->args[g].data();
+      out.push_back(timeCalls([&] { k.launch(args); }, timing, 0, {}, clock).median);
+    }
+    return out;
+  }
+  rt::setNumThreads(impl_->threads);
   for (size_t g = 0; g < impl_->plan.groups.size(); ++g) {
     auto& k = *impl_->kernels[impl_->plan.groups[g].task];
     void** args = impl_->args[g].data();
@@ -159,7 +209,7 @@ std::vector<ir::NDArray> GraphExecutor::run(const std::vector<ir::NDArray>& inpu
       WM_USER_ERROR() << p.path << ": input '" << v.name << "' is "
                       << ir::typeString(v.dtype, v.shape) << ", got "
                       << ir::typeString(inputs[i].dtype(), inputs[i].shape());
-    storeElements(impl_->ptr[p.inputs[i]], inputs[i]);
+    impl_->store(impl_->ptr[p.inputs[i]], inputs[i]);
   }
   // Indices known only at run time: graph inputs are checked before the kernels run, computed
   // ones right after the kernel that computes them (before a later one reuses their buffer).
@@ -168,7 +218,7 @@ std::vector<ir::NDArray> GraphExecutor::run(const std::vector<ir::NDArray>& inpu
     for (const auto& r : impl_->indexRanges) {
       if (p.root(r.value) != root || !impl_->ptr[root]) continue;
       const PValue& v = p.values[r.value];
-      ir::NDArray a = loadElements(impl_->ptr[root], v.dtype, v.shape);
+      ir::NDArray a = impl_->load(impl_->ptr[root], v.dtype, v.shape);
       for (double x : a.values())
         if (x < static_cast<double>(r.lo) || x > static_cast<double>(r.hi))
           WM_USER_ERROR() << p.path << ": node " << r.node << ": index " << static_cast<int64_t>(x)
@@ -191,7 +241,7 @@ std::vector<ir::NDArray> GraphExecutor::run(const std::vector<ir::NDArray>& inpu
       o.values() = a.values();
       outs.push_back(std::move(o));
     } else {
-      outs.push_back(loadElements(impl_->ptr[r], pv.dtype, pv.shape));
+      outs.push_back(impl_->load(impl_->ptr[r], pv.dtype, pv.shape));
     }
   }
   return outs;

@@ -117,6 +117,7 @@ std::string encodeReply(int64_t id, const MeasureResult& r) {
                       {"iqr", r.iqr},
                       {"number", r.number}};
   if (!r.costs.empty()) j["costs"] = r.costs;
+  if (r.workerEnds) j["worker_ends"] = true;
   return j.dump();
 }
 
@@ -309,7 +310,9 @@ private:
       res.median = medianOf(res.costs);
       res.iqr = msg.value("iqr", 0.0);
       res.number = msg.value("number", 1);
-      if (res.message.rfind("out of memory", 0) == 0) worker_.stop(); // it ends after this answer
+      // It ends after this answer: out of memory, or a device fault that poisoned its context.
+      if (res.message.rfind("out of memory", 0) == 0 || msg.value("worker_ends", false))
+        worker_.stop();
       return res;
     }
   }

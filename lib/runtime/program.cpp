@@ -83,7 +83,13 @@ public:
     if (!r.error.empty()) throw UserError("step " + std::to_string(r.failedStep) + ": " + r.error);
     BuiltProgram p;
     p.func = lower::lower(r.state);
-    p.kernel = std::make_unique<CpuKernel>(codegen::JitKernel::compile(p.func, target_));
+    if (target_.isGpu()) {
+      lower::GpuProgram gpu = lower::splitKernels(p.func, codegen::gpuLaunchLimits(target_));
+      std::string ptx = codegen::emitGpu(gpu, target_, codegen::EmitKind::Assembly);
+      p.kernel = loadCudaProgram(gpu, ptx);
+    } else {
+      p.kernel = std::make_unique<CpuKernel>(codegen::JitKernel::compile(p.func, target_));
+    }
     p.buildSeconds = since(t0);
     return p;
   }
@@ -154,6 +160,7 @@ std::unique_ptr<Device> makeCpuDevice(int threads) {
 }
 
 std::unique_ptr<Device> makeDevice(const target::Target& target) {
+  if (target.isGpu()) return makeCudaDevice();
   if (target.kind != target::Kind::Llvm)
     throw UserError(std::string("target ") + target::kindName(target.kind) +
                     ": no device for it in this build");
@@ -166,10 +173,16 @@ const TaskData& ProgramRunner::task(const std::string& key, const ir::ComputeDAG
   auto it = tasks_.find(k);
   if (it != tasks_.end()) return it->second;
   TaskData t;
-  for (auto& a : ir::randomInputs(dag, seed)) {
+  std::vector<ir::NDArray> inputs = ir::randomInputs(dag, seed);
+  for (auto& a : inputs) {
     HostBuffer h = HostBuffer::from(a);
     t.inputs.emplace_back(device_, h.bytes());
     device_.copyToDevice(t.inputs.back().data(), h.data(), h.bytes());
+  }
+  if (refBuilder_ && refDevice_) {
+    BuiltProgram naive = refBuilder_->build(dag, {});
+    t.reference = runProgram(*refDevice_, naive, inputs);
+    return tasks_.emplace(k, std::move(t)).first->second;
   }
   BuiltProgram naive = builder_.build(dag, {});
   auto outs = outputsFor(device_, naive.func);
@@ -192,6 +205,9 @@ MeasureResult ProgramRunner::run(const TaskData& task, BuiltProgram& program,
     while (true) wm_alloc(int64_t(1) << 30);
   if (inject == "hang")
     while (true) std::this_thread::sleep_for(std::chrono::seconds(1));
+  // A kernel that writes through a bad pointer (on a GPU: an illegal address, which poisons
+  // the context; the worker must be replaced).
+  if (inject == "device_fault") args.back() = reinterpret_cast<void*>(uintptr_t(1) << 12);
   auto first0 = Clock::now();
   program.kernel->launch(args.data());
   device_.synchronize();
@@ -214,12 +230,15 @@ MeasureResult ProgramRunner::run(const TaskData& task, BuiltProgram& program,
     res.median = firstRun;
     return res;
   }
+  // With the device's own clock (CUDA events) the timed calls are launches alone, queued back
+  // to back; on the wall clock each call waits for its kernel.
+  auto clock = device_.clock();
   Timing t = timeCalls(
       [&] {
         program.kernel->launch(args.data());
-        device_.synchronize();
+        if (!clock) device_.synchronize();
       },
-      opts, firstRun, [&] { device_.flushCache(); });
+      opts, firstRun, [&] { device_.flushCache(); }, clock);
   res.costs = std::move(t.samples);
   res.median = t.median;
   res.iqr = t.iqr;

@@ -11,7 +11,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double timeBatch(const std::function<void()>& call, int number) {
+double wallClockBatch(const std::function<void()>& call, int number) {
   auto t0 = Clock::now();
   for (int i = 0; i < number; ++i) call();
   return std::chrono::duration<double>(Clock::now() - t0).count() / number;
@@ -33,7 +33,11 @@ double iqrOf(std::vector<double> v) {
 }
 
 Timing timeCalls(const std::function<void()>& call, const MeasureOptions& o,
-                 double firstCallSeconds, const std::function<void()>& flush) {
+                 double firstCallSeconds, const std::function<void()>& flush,
+                 const BatchClock& clock) {
+  auto timeBatch = [&clock](const std::function<void()>& c, int number) {
+    return clock ? clock(c, number) : wallClockBatch(c, number);
+  };
   Timing t;
   bool flushing = o.flushCache && flush;
   double sampleS = std::max(0.0, o.minRepeatMs) * 1e-3;

@@ -112,5 +112,33 @@ for cmd in tasks run tune; do
 done
 expect 2 "cannot open" -- tasks "$TMP/nope.onnx"
 
+# The default GPU schedule of every task of every model (what `run --target cuda` uses without
+# a log) compiles to PTX that ptxas accepts (model tasks' names are no PTX identifiers as they
+# are); the MLP's also run in the GPU-semantics emulator.
+PTXAS="${WM_PTXAS:-}"
+[ -z "$PTXAS" ] && [ -x /usr/local/cuda/bin/ptxas ] && PTXAS=/usr/local/cuda/bin/ptxas
+[ -z "$PTXAS" ] && echo "*** model_tests: SKIPPED assembling with ptxas: none found ***"
+for model in mlp resnet18 bert mobilenetv2; do
+  keys=$("$WM" tasks --json "$M/$model.onnx" | "$py" -c 'import json, sys
+print(" ".join(t["key"] for t in json.load(sys.stdin)["tasks"]))')
+  for k in $keys; do
+    spec="onnx:$M/$model.onnx#$k"
+    if ! "$WM" compile -w "$spec" --schedule default --target cuda --emit ptx -o "$TMP/k.ptx" \
+      >"$TMP/out.txt" 2>&1; then
+      bad "compile -w $spec --schedule default --target cuda"
+      tail -2 "$TMP/out.txt"
+      continue
+    fi
+    ok
+    if [ -n "$PTXAS" ]; then
+      "$PTXAS" -arch=sm_90 -o /dev/null "$TMP/k.ptx" && ok || bad "ptxas rejects the PTX of $spec"
+    fi
+    if [ "$model" = mlp ]; then
+      expect 0 "check \(GPU emulator, [0-9]+ kernels\): max relative error .* \(ok\)" -- \
+        compile -w "$spec" --schedule default --target cuda --emit loops --check
+    fi
+  done
+done
+
 echo "models: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

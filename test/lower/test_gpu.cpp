@@ -10,6 +10,7 @@
 #include <wm/ir/visitor.h>
 #include <wm/lower/gpu.h>
 #include <wm/lower/lower.h>
+#include <wm/schedule/default_schedule.h>
 #include <wm/schedule/steps.h>
 #include <wm/search/annotate.h>
 #include <wm/search/evolution.h>
@@ -122,6 +123,27 @@ TEST_CASE("every sampled or mutated GPU schedule of every operator computes the 
   CHECK(checked >= 500);
   CHECK(sharedOnes >= 100);
   CHECK(crossThread >= 10);
+}
+
+TEST_CASE("the default GPU schedule of every operator computes the reference result, race-free",
+          "[gpu]") {
+  const target::Target hw = target::gpuDefaults();
+  for (const auto& spec : testing::smallWorkloads()) {
+    INFO(spec);
+    auto w = parseWorkload(spec);
+    auto steps = sched::defaultGpuSchedule(w.dag, 64);
+    auto r = sched::replay(w.dag, steps);
+    REQUIRE(r.error == "");
+    lower::GpuProgram p;
+    REQUIRE_NOTHROW(p = lower::splitKernels(lower::lower(r.state), limitsOf(hw)));
+    for (auto& k : p.kernels) CHECK(k.block[0] * k.block[1] * k.block[2] <= 64);
+    auto inputs = ir::randomInputs(w.dag, 11);
+    auto expect = ir::evaluateOutputs(w.dag, inputs);
+    auto got = lower::emulateGpu(p, inputs);
+    REQUIRE(joined(got.problems) == "");
+    for (size_t o = 0; o < got.outputs.size(); ++o)
+      CHECK(ir::maxRelativeError(got.outputs[o], expect[o]) <= 1e-4);
+  }
 }
 
 TEST_CASE("the emulator catches a missing barrier and a wrong thread index", "[gpu]") {

@@ -9,6 +9,13 @@
 
 namespace wm::codegen {
 
+lower::GpuLaunchLimits gpuLaunchLimits(const target::Target& t) {
+  lower::GpuLaunchLimits limits;
+  limits.maxThreadsPerBlock = t.gpu.maxThreadsPerBlock;
+  limits.sharedBytesPerBlock = t.gpu.sharedBytesPerBlock;
+  return limits;
+}
+
 std::string emitGpu(const lower::GpuProgram& p, const target::Target& t, EmitKind kind,
                     bool optimize) {
   if (!t.isGpu())

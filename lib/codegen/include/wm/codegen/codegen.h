@@ -39,6 +39,9 @@ enum class EmitKind { LlvmIr, Assembly, Object };
 std::string emit(const lower::LoweredFunc& f, const target::Target& target, EmitKind kind,
                  bool optimize = true);
 
+/// The launch limits of a cuda target (its threads and shared memory per block).
+lower::GpuLaunchLimits gpuLaunchLimits(const target::Target& target);
+
 /// The kernels of a GPU program for a cuda target, as PTX (EmitKind::Assembly) or LLVM IR (the
 /// NVPTX module, optimized unless optimize=false); one entry per kernel, named as the kernel.
 std::string emitGpu(const lower::GpuProgram& p, const target::Target& target, EmitKind kind,

@@ -5,10 +5,20 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 namespace wm::runtime {
+
+/// A device error after which the device is unusable in this process (a CUDA kernel's illegal
+/// address or launch failure poisons its context): the measurement worker answers for its
+/// candidate with Ansor's runtime-device error and ends, and the tuner starts a fresh one.
+class DeviceFault : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
 
 /// A compiled kernel of a device (the kernel ABI of rt/abi.h on the CPU: one pointer per
 /// buffer, inputs then outputs).
@@ -34,6 +44,12 @@ public:
   virtual void flushCache() = 0;
   /// Pins the threads that run kernels to cores (where the device has such threads).
   virtual void pinThreads() {}
+  /// Seconds per call of `number` calls of launch(), waiting for them: by the device's own
+  /// clock where it has one (CUDA events), else empty, and the caller times the calls on the
+  /// wall clock.
+  virtual std::function<double(const std::function<void()>& launch, int number)> clock() {
+    return {};
+  }
 };
 
 /// This process's CPU with `threads` threads for parallel loops.

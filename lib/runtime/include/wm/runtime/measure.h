@@ -31,11 +31,16 @@ struct DeviceInfo;
 /// libcuda.so.1, no device, driver too old). *info, when given, receives the device's report.
 target::Target cudaTarget(const target::TargetOptions& opts, cuda::DeviceInfo* info = nullptr);
 
-// Ansor's error codes, in its order.
+// Ansor's error codes: build_error is its instantiation/compile-host error (the schedule does
+// not replay, lower or fit the launch limits), compile_device the GPU driver's rejection of the
+// PTX (its JIT log is the message), runtime_device a kernel fault on the GPU (the worker that saw
+// it is replaced: its context is poisoned).
 #define WM_MEASURE_ERRORS(X)                                                                       \
   X(None, "none")                                                                                  \
   X(BuildError, "build_error")                                                                     \
+  X(CompileDevice, "compile_device")                                                               \
   X(RunError, "run_error")                                                                         \
+  X(RuntimeDevice, "runtime_device")                                                               \
   X(BuildTimeout, "build_timeout")                                                                 \
   X(RunTimeout, "run_timeout")                                                                     \
   X(WrongAnswer, "wrong_answer")                                                                   \
@@ -84,6 +89,8 @@ struct MeasureResult {
   int number = 1;            ///< calls per sample
   double maxError = 0;       ///< of the checked first run
   double buildSeconds = 0;
+  /// The worker that measured it ends after answering (its device is unusable: DeviceFault).
+  bool workerEnds = false;
 };
 
 /// The median of costs (0 when empty).

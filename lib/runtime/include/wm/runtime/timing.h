@@ -24,9 +24,14 @@ struct Timing {
 /// Interquartile range (linear interpolation between order statistics); 0 for < 2 values.
 double iqrOf(std::vector<double> values);
 
+/// Seconds per call of a batch of `number` calls of call(), by some clock (Device::clock).
+using BatchClock = std::function<double(const std::function<void()>& call, int number)>;
+
 /// Times call(). firstCallSeconds (> 0 when known) seeds the choice of `number`; flush, when
-/// given and opts.flushCache is set, runs before every sample and makes `number` 1.
+/// given and opts.flushCache is set, runs before every sample and makes `number` 1. clock, when
+/// given, times each batch (a GPU's events); else the wall clock around the calls.
 Timing timeCalls(const std::function<void()>& call, const MeasureOptions& opts,
-                 double firstCallSeconds = 0, const std::function<void()>& flush = {});
+                 double firstCallSeconds = 0, const std::function<void()>& flush = {},
+                 const BatchClock& clock = {});
 
 } // namespace wm::runtime

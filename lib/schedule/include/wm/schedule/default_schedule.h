@@ -13,4 +13,9 @@ namespace wm::sched {
 
 std::vector<Step> defaultSchedule(const ir::ComputeDAG& dag);
 
+/// The default schedule on a GPU: the same inlining; each root stage's spatial loops fused,
+/// split by threadsPerBlock and bound to blockIdx.x / threadIdx.x (a thread computes one output
+/// element, its reduction in its own registers).
+std::vector<Step> defaultGpuSchedule(const ir::ComputeDAG& dag, int64_t threadsPerBlock = 256);
+
 } // namespace wm::sched
