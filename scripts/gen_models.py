@@ -31,9 +31,14 @@ def randomize(model, torch):
 
 
 def export(torch, model, example, path, grad=False):
+    # The TorchScript exporter at opset 13 (PyTorch 2.9+ defaults to its dynamo exporter, which
+    # writes opset 18 and other graphs): the same models from Debian's PyTorch and from the GPU
+    # machine's.
+    import inspect
+    legacy = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
     with torch.set_grad_enabled(grad):
         torch.onnx.export(model, example, path, opset_version=13, do_constant_folding=True,
-                          input_names=["input"], output_names=["output"])
+                          input_names=["input"], output_names=["output"], **legacy)
 
 
 def module_resnet18(torch, tv):

@@ -55,6 +55,18 @@ def flops_of(spec):
     return 0
 
 
+def error_kinds(log):
+    kinds = {}
+    if os.path.exists(log):
+        for line in open(log):
+            try:
+                e = json.loads(line).get("error", "?")
+            except ValueError:
+                continue
+            kinds[e] = kinds.get(e, 0) + 1
+    return kinds
+
+
 def tune(wm, args, out, name, extra):
     log, js = os.path.join(out, "logs", name + ".jsonl"), os.path.join(out, "logs", name + ".json")
     cmd = [wm, "tune", *extra, "--target", "cuda", "--seed", "1", "--log", log, "--json", js]
@@ -90,7 +102,8 @@ def main():
     lines = [f"# wmtune on {results['device']} (PyTorch {torch.__version__}, fp32, TF32 off)", "",
              f"Operators: best kernel after {a.trials} trials (`wmtune tune --target cuda "
              f"--trials {a.trials} --seed 1`), median by CUDA events; PyTorch / wmtune > 1 means "
-             "wmtune is faster.", "",
+             "wmtune is faster. The records of each run by error (Ansor's codes) are in "
+             "gpu-bench.json.", "",
              "| workload | PyTorch ms | " + " | ".join(f"{c} ms | PyTorch/{c} | {c} GFLOP/s | "
                                                      f"{c} tune s" for c in configs) + " |",
              "|---|---|" + "---|---|---|---|" * len(configs)]
@@ -105,19 +118,20 @@ def main():
                 cells.append("not run (deadline) | | | ")
                 continue
             name = re.sub(r"[^A-Za-z0-9_.-]", "_", spec.split(":")[0]) + "-" + c
-            s, wall, _ = tune(a.wmtune, a, a.out, name,
-                              ["-w", spec, "--trials", str(a.trials), "--cost-model", c])
+            s, wall, log = tune(a.wmtune, a, a.out, name,
+                                ["-w", spec, "--trials", str(a.trials), "--cost-model", c])
             best = s["tasks"][0]["best_latency_s"] * 1e3 if s and s["tasks"][0]["best_latency_s"] > 0 else None
-            row[c] = {"best_ms": best, "tune_s": wall,
-                      "errors": s["tasks"][0]["errors"] if s else None}
+            row[c] = {"best_ms": best, "tune_s": wall, "records": error_kinds(log)}
             if best:
                 gf = flops_of(spec) / best * 1e-6 if flops_of(spec) else 0
                 cells.append(f"{best:.4f} | {ref_ms / best:.3f} | {gf:.0f} | {wall:.0f}")
             else:
                 cells.append(f"failed | | | {wall:.0f}")
             print(spec, c, row[c], flush=True)
+            json.dump(results | {"partial": row}, open(os.path.join(a.out, "gpu-bench.json"), "w"), indent=2)
         results["operators"].append(row)
         lines.append(f"| {spec} | {ref_ms:.4f} | " + " | ".join(cells) + " |")
+        open(os.path.join(a.out, "gpu-bench.md"), "w").write("\n".join(lines) + "\n")
 
     if a.model and time.time() < deadline:
         import torchvision

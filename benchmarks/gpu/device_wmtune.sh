@@ -13,9 +13,11 @@ ROOT="$HERE/../.."
 mkdir -p "$OUT"
 W="$(mktemp -d)"
 trap 'rm -rf "$W"' EXIT
-tar -C "$W" -xJf "$PACK" || exit 1
 PY="${PYTHON:-python3}"
-TORCH_LIB="$("$PY" -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')"
+# (Python's tarfile: the machine may have no xz)
+"$PY" -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$PACK" "$W" || exit 1
+chmod +x "$W/bin/wmtune"
+TORCH_LIB="${WM_TORCH_LIB:-$("$PY" -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')}"
 export LD_LIBRARY_PATH="$W/lib:$TORCH_LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export WMTUNE_MODELS="$W/models"
 WM="$W/bin/wmtune"
@@ -39,8 +41,9 @@ brc=0
 if [ "$BENCH_SECONDS" -gt 0 ]; then
   model=()
   [ "$PER_TASK" -gt 0 ] && model=(--model "$W/gen/resnet18.onnx" --trials-per-task "$PER_TASK")
-  PYTHONUNBUFFERED=1 "$PY" "$HERE/bench_wmtune.py" "$WM" "$W/bench" --trials "$TRIALS" \
-    --seconds "$BENCH_SECONDS" "${model[@]}" >"$OUT/bench.log" 2>&1
+  # (a cell started before the deadline may run on: at most a minute more, then it is cut)
+  PYTHONUNBUFFERED=1 timeout $((BENCH_SECONDS + 60)) "$PY" "$HERE/bench_wmtune.py" "$WM" \
+    "$W/bench" --trials "$TRIALS" --seconds "$BENCH_SECONDS" "${model[@]}" >"$OUT/bench.log" 2>&1
   brc=$?
   cp "$W/bench/gpu-bench.md" "$W/bench/gpu-bench.json" "$OUT/" 2>/dev/null
   tar -C "$W/bench" -czf "$OUT/bench-logs.tgz" logs 2>/dev/null

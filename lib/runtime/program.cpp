@@ -6,6 +6,7 @@
 #include <wm/runtime/buffer.h>
 #include <wm/runtime/program.h>
 #include <wm/runtime/timing.h>
+#include <wm/schedule/default_schedule.h>
 #include <wm/schedule/steps.h>
 #include <wm/support/error.h>
 #include <wm/support/int_math.h>
@@ -179,8 +180,8 @@ const TaskData& ProgramRunner::task(const std::string& key, const ir::ComputeDAG
     t.inputs.emplace_back(device_, h.bytes());
     device_.copyToDevice(t.inputs.back().data(), h.data(), h.bytes());
   }
-  if (refBuilder_ && refDevice_) {
-    BuiltProgram naive = refBuilder_->build(dag, {});
+  if (refBuilder_ && refDevice_) { // the default schedule: its parallel loops, not the naive nest
+    BuiltProgram naive = refBuilder_->build(dag, sched::defaultSchedule(dag));
     t.reference = runProgram(*refDevice_, naive, inputs);
     return tasks_.emplace(k, std::move(t)).first->second;
   }

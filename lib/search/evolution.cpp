@@ -1,4 +1,6 @@
 // Evolutionary search and mutations (see evolution.h).
+#include <wm/lower/gpu.h>
+#include <wm/lower/lower.h>
 #include <wm/schedule/steps.h>
 #include <wm/search/annotate.h>
 #include <wm/search/evolution.h>
@@ -13,6 +15,21 @@ namespace wm::search {
 using namespace wm::sched;
 
 namespace {
+
+/// On a GPU, whether the state's kernels fit the device's launch limits (threads, block and
+/// grid dimensions, shared memory): one that does not is a build error, a wasted trial.
+bool launchable(const SearchTask& task, const State& s) {
+  if (!task.gpu()) return true;
+  lower::GpuLaunchLimits limits;
+  limits.maxThreadsPerBlock = task.target.gpu.maxThreadsPerBlock;
+  limits.sharedBytesPerBlock = task.target.gpu.sharedBytesPerBlock;
+  try {
+    lower::splitKernels(lower::lower(s), limits);
+    return true;
+  } catch (const UserError&) {
+    return false;
+  }
+}
 
 std::optional<State> replayed(const SearchTask& task, const std::vector<Step>& steps) {
   auto r = replay(task.dag, steps);
@@ -211,19 +228,28 @@ std::vector<State> EvolutionarySearch::propose(int n, costmodel::CostModel& mode
   int nRandom = static_cast<int>(opts_.epsGreedy * n);
   std::vector<State> out;
   std::unordered_set<std::string> chosen;
+  // (states over a GPU's launch limits are skipped here, where few are looked at)
+  std::unordered_set<std::string> rejected;
+  auto take = [&](const std::string& key, const State& s) {
+    if (chosen.count(key) || rejected.count(key)) return;
+    if (!launchable(task_, s)) {
+      rejected.insert(key);
+      return;
+    }
+    chosen.insert(key);
+    out.push_back(s);
+  };
   for (auto& [score, key] : ranked) {
     if (static_cast<int>(out.size()) >= n - nRandom) break;
-    out.push_back(best.at(key).second);
-    chosen.insert(key);
+    take(key, best.at(key).second);
   }
   for (auto& s : randomInit) {
     if (static_cast<int>(out.size()) >= n) break;
-    std::string key = stepsToJson(s.steps());
-    if (chosen.insert(key).second) out.push_back(s);
+    take(stepsToJson(s.steps()), s);
   }
   for (auto& [score, key] : ranked) { // fill up if there were too few random ones
     if (static_cast<int>(out.size()) >= n) break;
-    if (chosen.insert(key).second) out.push_back(best.at(key).second);
+    take(key, best.at(key).second);
   }
   return out;
 }
