@@ -20,9 +20,9 @@ import torch
 
 from torch_ops import reference, spec_args, time_torch
 
-WORKLOADS = ["gemm:M=1024,N=1024,K=1024", "batch_matmul:B=12,M=128,N=128,K=64",
-             "conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,pad=1",
-             "depthwise_conv2d:N=1,C=32,H=112,W=112,R=3,S=3,pad=1", "softmax:M=1536,N=128"]
+WORKLOADS = ["gemm:M=1024,N=1024,K=1024", "conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,pad=1",
+             "depthwise_conv2d:N=1,C=32,H=112,W=112,R=3,S=3,pad=1", "softmax:M=1536,N=128",
+             "batch_matmul:B=12,M=128,N=128,K=64"]
 
 
 def inputs_for(spec):
@@ -87,7 +87,7 @@ def main():
     ap.add_argument("wmtune")
     ap.add_argument("out")
     ap.add_argument("--trials", type=int, default=64)
-    ap.add_argument("--models", default="wm,ansor")
+    ap.add_argument("--models", default="ansor,wm")
     ap.add_argument("--seconds", type=float, default=1e9)
     ap.add_argument("--model")
     ap.add_argument("--trials-per-task", type=int, default=64)
