@@ -180,7 +180,8 @@ int runWorkload(const RunCli& o) {
       tuned = true;
     }
   }
-  if (!tuned) steps = target.isGpu() ? sched::defaultGpuSchedule(w.dag) : sched::defaultSchedule(w.dag);
+  if (!tuned)
+    steps = target.isGpu() ? sched::defaultGpuSchedule(w.dag) : sched::defaultSchedule(w.dag);
   auto builder = runtime::makeLocalBuilder(target);
   runtime::BuiltProgram prog;
   try {
@@ -310,9 +311,10 @@ Command addRunCommand(CLI::App& app) {
         for (double k : kernels) sum += k;
         std::cout << "bench (" << target.key() << ", median of " << ours.samples.size()
                   << " samples): wmtune " << ms(ours.median) << " ms (IQR " << ms(ours.iqr)
-                  << ")\nkernels: " << kernels.size() << " kernels timed alone (CUDA events) sum to "
-                  << ms(sum) << " ms; the whole model takes " << std::setprecision(3)
-                  << ours.median / sum << "x that\n";
+                  << ")\nkernels: " << kernels.size()
+                  << " kernels timed alone (CUDA events) sum to " << ms(sum)
+                  << " ms; the whole model takes " << std::setprecision(3) << ours.median / sum
+                  << "x that\n";
       } else if (o->bench) {
         if (o->timing.pinThreads) rt::setPinning(true);
         auto ours = runtime::timeCalls([&] { exec.runKernels(); }, o->timing);

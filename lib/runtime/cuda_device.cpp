@@ -150,8 +150,8 @@ public:
       size_t bytes = static_cast<size_t>(n);
       CUdeviceptr q = 0;
       if ((e = d_.cuMemAlloc(&q, bytes)) != kOk)
-        WM_USER_ERROR() << "out of GPU memory for the temporary " << p.temporaries[t]->name
-                        << " (" << bytes << " bytes): " << d_.errorText(e);
+        WM_USER_ERROR() << "out of GPU memory for the temporary " << p.temporaries[t]->name << " ("
+                        << bytes << " bytes): " << d_.errorText(e);
       temporaries_.push_back(q);
       ptrs_[numArgs_ + t] = q;
     }

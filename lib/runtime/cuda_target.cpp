@@ -16,6 +16,7 @@ target::Target cudaTarget(const target::TargetOptions& opts, cuda::DeviceInfo* i
   t.gpu.maxVthread = dev.warpSize / 4;
   t.gpu.sharedBytesPerBlock = dev.sharedBytesPerBlock;
   t.gpu.registersPerBlock = dev.registersPerBlock;
+  t.gpu.device = dev.name;
   t.ghz = dev.clockKhz * 1e-6;
   if (info) *info = dev;
   return t;

@@ -103,9 +103,7 @@ struct GraphExecutor::Impl {
         ptr[v] = allocate(frontend::valueBytes(pv));
         store(ptr[v], *pv.constant);
         break;
-      case frontend::MemoryPlan::Kind::Input:
-        ptr[v] = allocate(frontend::valueBytes(pv));
-        break;
+      case frontend::MemoryPlan::Kind::Input: ptr[v] = allocate(frontend::valueBytes(pv)); break;
       case frontend::MemoryPlan::Kind::Slot: ptr[v] = slots[mp.slot[v]]; break;
       case frontend::MemoryPlan::Kind::None: break;
       }

@@ -167,6 +167,7 @@ TuneSummary tune(std::vector<TuneTask>& tasks, const TuneOptions& opts, runtime:
     rec.task = tasks[ti].task.key;
     rec.workload = tasks[ti].workload;
     rec.target = tasks[ti].task.target.key();
+    rec.device = tasks[ti].task.target.gpu.device;
     rec.steps = steps;
     bool ok = res.error == runtime::MeasureError::None;
     rec.costs = ok ? res.costs : std::vector<double>{};

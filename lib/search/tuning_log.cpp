@@ -46,6 +46,7 @@ std::string TuningLog::toLine(const TuningRecord& r) {
                       {"model", r.model},
                       {"seed", r.seed}};
   if (r.remeasure) j["remeasure"] = true;
+  if (!r.device.empty()) j["device"] = r.device;
   return j.dump();
 }
 
@@ -71,6 +72,7 @@ bool TuningLog::fromLine(const std::string& line, TuningRecord* r, std::string* 
     r->seed = j.value("seed", uint64_t(0));
     r->iqr = j.value("iqr_s", 0.0);
     r->remeasure = j.value("remeasure", false);
+    r->device = j.value("device", "");
     return true;
   } catch (const std::exception& e) {
     *error = e.what();

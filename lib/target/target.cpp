@@ -104,7 +104,8 @@ std::string Target::toJson() const {
                         {"warp_size", gpu.warpSize},
                         {"max_vthread", gpu.maxVthread},
                         {"shared_bytes_per_block", gpu.sharedBytesPerBlock},
-                        {"registers_per_block", gpu.registersPerBlock}}}};
+                        {"registers_per_block", gpu.registersPerBlock},
+                        {"device", gpu.device}}}};
   return j.dump();
 }
 
@@ -136,6 +137,7 @@ bool Target::fromJson(const std::string& text, Target* out, std::string* error) 
     t.gpu.maxVthread = g.at("max_vthread").get<int>();
     t.gpu.sharedBytesPerBlock = g.at("shared_bytes_per_block").get<int>();
     t.gpu.registersPerBlock = g.at("registers_per_block").get<int>();
+    t.gpu.device = g.value("device", "");
     if (t.cores < 1) throw std::runtime_error("cores must be positive");
     *out = std::move(t);
     return true;

@@ -45,7 +45,8 @@ expect 0 "best" -- tune -w gemm:M=256,N=256,K=256 --target cuda --trials 16 --co
   --log "$TMP/g.jsonl"
 n=$(grep -c '"error":"none"' "$TMP/g.jsonl" || true)
 [ "$n" -ge 8 ] && ok || bad "tune --target cuda: only $n of 16 records measured without error"
-grep -q 'cuda' "$TMP/g.jsonl" && ok || bad "the GPU records do not name the cuda target"
+grep -q '"target":"cuda -arch=sm_[0-9]*"' "$TMP/g.jsonl" && grep -q '"device":"[^"]' "$TMP/g.jsonl" \
+  && ok || bad "the GPU records do not name the cuda target and the device"
 expect 0 "check C: max relative error .* -> ok" -- \
   run -w gemm:M=256,N=256,K=256 --target cuda --log "$TMP/g.jsonl" --check
 expect 0 "the best schedule of" -- run -w gemm:M=256,N=256,K=256 --target cuda --log "$TMP/g.jsonl"

@@ -1,8 +1,10 @@
 // Measurement tests with injected faults: a crashing, an endless and a wrong kernel (and a
 // build that hangs, and one that fails, and a kernel that allocates without bound) each give
-// their error code, and the next candidate is measured normally by a fresh worker.
+// their error code, and the next candidate is measured normally by a fresh worker. Timing takes
+// a device's own clock (CUDA events) when the device has one.
 #include <wm/codegen/codegen.h>
 #include <wm/runtime/measure.h>
+#include <wm/runtime/timing.h>
 
 #include <catch2/catch.hpp>
 
@@ -47,4 +49,25 @@ TEST_CASE("faulty candidates cost one error record each", "[measure]") {
   CHECK_THAT(r[1].message, Catch::Contains("signal 11"));
   CHECK_THAT(r[9].message, Catch::Contains("step 0"));
   CHECK_THAT(r[11].message, Catch::Contains("out of memory")); // the worker's address-space limit
+}
+
+TEST_CASE("timing takes a device's clock when it has one", "[measure]") {
+  // A clock that says every call took 2 ms, whatever the wall clock says (CUDA events time the
+  // GPU's work, not the launches).
+  int calls = 0;
+  runtime::BatchClock clock = [&](const std::function<void()>& call, int number) {
+    for (int i = 0; i < number; ++i) call();
+    return 2e-3;
+  };
+  runtime::MeasureOptions o;
+  o.minRepeatMs = 20;
+  o.repeat = 5;
+  auto t = runtime::timeCalls([&] { ++calls; }, o, 0, {}, clock);
+  CHECK(t.median == Approx(2e-3));
+  CHECK(t.samples.size() == 5);
+  CHECK(t.number == 10); // 20 ms a sample at 2 ms a call
+  CHECK(calls >= 50);
+  // Without one: the wall clock, far below 2 ms for an empty call.
+  auto wall = runtime::timeCalls([&] { ++calls; }, o);
+  CHECK(wall.median < 1e-4);
 }

@@ -1,7 +1,11 @@
 // Tuning tests: the log format (append, resume, truncated last line, corrupt lines) and the
 // determinism of the search (same seed + a mock measurer -> identical candidates).
 #include <wm/frontend/workload.h>
+#include <wm/lower/gpu.h>
+#include <wm/lower/lower.h>
 #include <wm/schedule/steps.h>
+#include <wm/search/annotate.h>
+#include <wm/search/evolution.h>
 #include <wm/search/tuner.h>
 #include <wm/support/error.h>
 
@@ -215,4 +219,38 @@ TEST_CASE("a log that cannot be read is neither kept open nor locked", "[tune]")
     CHECK_THROWS_WITH(TuningLog(path, TuningLog::Mode::Append),
                       Catch::Contains("not a tuning record"));
   std::remove(path.c_str());
+}
+
+TEST_CASE("on a GPU every proposed candidate fits the launch limits", "[tune][gpu]") {
+  // GEMM 1024^3: most random GPU sketches ask for more shared memory than 48 KiB a block; such
+  // a candidate is a build error, a wasted trial, so propose() never returns one.
+  auto w = parseWorkload("gemm:M=1024,N=1024,K=1024");
+  SearchTask task(w.dag, target::gpuDefaults());
+  EvolutionOptions opts;
+  opts.population = 128;
+  opts.generations = 1;
+  EvolutionarySearch search(task, opts, 5);
+  auto model = costmodel::makeRandomModel(5);
+  auto cands = search.propose(32, *model, {}, {});
+  REQUIRE(cands.size() >= 16);
+  lower::GpuLaunchLimits limits;
+  limits.maxThreadsPerBlock = task.target.gpu.maxThreadsPerBlock;
+  limits.sharedBytesPerBlock = task.target.gpu.sharedBytesPerBlock;
+  for (const auto& s : cands) {
+    INFO(sched::stepsToJson(s.steps()));
+    CHECK_NOTHROW(lower::splitKernels(lower::lower(s), limits));
+  }
+  // ... while the sketches' random samples do not (the filter is what this test is about).
+  int over = 0;
+  Rng rng(9);
+  for (int k = 0; k < 64; ++k) {
+    auto s = annotate(task, search.sketches()[k % search.sketches().size()], rng);
+    if (!s) continue;
+    try {
+      lower::splitKernels(lower::lower(*s), limits);
+    } catch (const UserError&) {
+      ++over;
+    }
+  }
+  CHECK(over > 0);
 }

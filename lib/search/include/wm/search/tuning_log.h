@@ -26,6 +26,7 @@ struct TuningRecord {
   std::string task;            ///< workload key
   std::string workload;        ///< canonical spec
   std::string target = "llvm"; ///< Target::key() of the machine it was measured on
+  std::string device;          ///< a GPU's name (cuda records; empty otherwise)
   std::vector<sched::Step> steps;
   std::vector<double> costs; ///< seconds per call, one per timing sample; empty on error
   double iqr = 0;            ///< interquartile range of the samples (seconds)

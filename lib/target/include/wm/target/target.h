@@ -27,6 +27,7 @@ struct GpuLimits {
   int maxVthread = 8; ///< warp size / 4
   int sharedBytesPerBlock = 48 * 1024;
   int registersPerBlock = 65536;
+  std::string device; ///< the GPU's name as its driver reports it (empty: not read from one)
 };
 
 /// What code generation knows about a CPU (LLVM's names; codegen::describeCpu fills it).
