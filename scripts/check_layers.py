@@ -22,18 +22,21 @@ ALLOWED = {
     "runtime": {"codegen", "frontend", "lower", "schedule", "ir", "target", "rt", "support"},
     "search": {"costmodel", "runtime", "lower", "schedule", "ir", "target", "support"},
     "bench": {"search", "frontend", "support"},
+    "distributed": {"search", "runtime", "schedule", "support"},
     "export": {"search", "runtime", "codegen", "frontend", "lower", "schedule", "ir", "target", "rt",
                "support"},
 }
 # Of a lower layer, only these headers may be included (the rest is the layer's own business).
 ONLY = {("search", "runtime"): {"measure.h"}, ("bench", "search"): {"tuning_log.h"},
-        ("export", "search"): {"tuning_log.h"}, ("export", "runtime"): {"buffer.h"}}
+        ("export", "search"): {"tuning_log.h"},
+        ("distributed", "search"): {"tuning_log.h", "tuner.h"}, ("distributed", "runtime"): {"measure.h"}, ("export", "runtime"): {"buffer.h"}}
 # Third-party headers and the only files that may include them.
 HEAVY = [
     (re.compile(r"#include\s*<llvm/"), lambda p: p.startswith("lib/codegen/"), "LLVM"),
     (re.compile(r"#include\s*<(torch|ATen|c10)/"),
      lambda p: p in ("lib/costmodel/worldmodel.cpp", "lib/runtime/torch_reference.cpp"), "libtorch"),
     (re.compile(r"#include\s*<(onnx|google/protobuf)/"), lambda p: p == "lib/frontend/onnx/loader.cpp", "ONNX/protobuf"),
+    (re.compile(r"#include\s*<mpi\.h>"), lambda p: p == "lib/distributed/mpi.cpp", "MPI"),
     (re.compile(r"#include\s*<xgboost/"), lambda p: p == "lib/costmodel/ansor_model.cpp", "XGBoost"),
 ]
 INCLUDE = re.compile(r'#include\s*<wm/([a-z_]+)/([^>]+)>')

@@ -9,6 +9,7 @@ PACKAGES=(
   libcli11-dev nlohmann-json3-dev libspdlog-dev catch2 libyaml-cpp-dev
   libxgboost-dev libonnx-testdata libopenblas0-openmp
   python3-onnx python3-torch python3-torchvision
+  libopenmpi-dev openmpi-bin
 )
 
 missing=()

@@ -7,6 +7,7 @@
 
 #include <wm/codegen/codegen.h>
 #include <wm/costmodel/factory.h>
+#include <wm/distributed/cluster.h>
 #include <wm/frontend/model.h>
 #include <wm/frontend/workload.h>
 #include <wm/runtime/measure.h>
@@ -18,6 +19,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -47,6 +49,8 @@ struct TuneCli {
   costmodel::CostModelOptions costModel;
   std::vector<std::string> warmStart;
   bool simulatedCosts = false;
+  std::string distributed;                 ///< "" or "mpi"
+  std::string distributedMode = "measure"; ///< or "task"
 };
 
 std::string ms(double s) {
@@ -74,6 +78,64 @@ void printSummary(const search::TuneSummary& s) {
             << " s)" << (s.interrupted ? ", interrupted" : "") << "\n";
 }
 
+void writeSummaryJson(const std::string& path, const search::TuneSummary& summary, const TuneCli& o,
+                      const target::Target& target) {
+  nlohmann::json tj = nlohmann::json::array();
+  for (auto& t : summary.tasks)
+    tj.push_back({{"key", t.key},
+                  {"workload", t.workload},
+                  {"weight", t.weight},
+                  {"best_latency_s", t.best},
+                  {"gflops", t.best > 0 ? t.flops / t.best * 1e-9 : 0},
+                  {"trials", t.trials},
+                  {"errors", t.errors}});
+  nlohmann::json j = {{"tasks", tj},
+                      {"wall_s", summary.wallSeconds},
+                      {"search_s", summary.searchSeconds},
+                      {"build_s", summary.buildSeconds},
+                      {"run_s", summary.runSeconds},
+                      {"interrupted", summary.interrupted},
+                      {"log", o.log},
+                      {"seed", o.opts.seed},
+                      {"target", target.key()},
+                      {"cost_model", o.costModel.name}};
+  writeFileAtomically(path, j.dump(2) + "\n");
+}
+
+/// Task mode: each task's figures from the merged log. A task's records may come from any
+/// rank's machine; its best is taken among the records of the target of its latest record,
+/// preferring re-measured figures as bestRecords does.
+search::TuneSummary summaryFromLog(const std::vector<search::TuneTask>& tasks,
+                                   const search::TuningLog& log) {
+  search::TuneSummary s;
+  for (auto& t : tasks) {
+    search::TaskSummary ts{t.task.key, t.workload, t.task.weight, 0, t.task.dag.flops(), 0, 0};
+    std::string target;
+    for (auto& r : log.records())
+      if (r.task == t.task.key) target = r.target;
+    std::map<std::string, const search::TuningRecord*> latest; // state -> latest figure
+    for (auto& r : log.records()) {
+      if (r.task != t.task.key) continue;
+      if (!r.remeasure) {
+        ++ts.trials;
+        if (!r.ok()) ++ts.errors;
+      }
+      if (r.target != target) continue;
+      auto& slot = latest[r.stepsKey()];
+      if (!slot || r.remeasure) slot = r.ok() ? &r : nullptr;
+    }
+    double any = 0, again = 0;
+    for (auto& [key, r] : latest) {
+      if (!r) continue;
+      if (any == 0 || r->median() < any) any = r->median();
+      if (r->remeasure && (again == 0 || r->median() < again)) again = r->median();
+    }
+    ts.best = again > 0 ? again : any;
+    s.tasks.push_back(ts);
+  }
+  return s;
+}
+
 } // namespace
 
 Command addTuneCommand(CLI::App& app) {
@@ -99,13 +161,38 @@ Command addTuneCommand(CLI::App& app) {
   sub->add_option("--onnx", o->onnx,
                   "ONNX model whose tasks the --warm-start logs may name (repeatable; the tuned "
                   "model is always allowed)");
+  sub->add_option("--distributed", o->distributed,
+                  "Spread the tuning over the ranks of an MPI job: mpirun -np N wmtune tune ... "
+                  "--distributed mpi (docs/distributed.md)")
+      ->check(CLI::IsMember({"mpi"}));
+  sub->add_option("--distributed-mode", o->distributedMode,
+                  "measure: ranks 1..N-1 measure rank 0's candidates (identical machines); task: "
+                  "each rank tunes whole tasks on its own machine")
+      ->check(CLI::IsMember({"measure", "task"}))
+      ->capture_default_str();
   sub->add_flag("--simulated-costs", o->simulatedCosts,
                 "Test hook: costs are a hash of the schedule, not measurements (determinism tests)")
       ->group(""); // hidden
   return [o]() {
     if (o->model.empty() && o->specs.empty())
       WM_USER_ERROR() << "tune: give an ONNX model or at least one -w workload";
-    if (!o->json.empty()) checkWritable(o->json, "--json");
+    bool distributed = !o->distributed.empty();
+    if (!distributed && o->distributedMode != "measure")
+      WM_USER_ERROR() << "--distributed-mode needs --distributed mpi";
+    // A distributed run: MPI first (exit 2 without an MPI build or launcher), then rank 0 waits
+    // for every worker's hello; from there on an error on rank 0 stops the workers (the
+    // coordinator's destructor) and an error on a worker ends the job (cluster.h).
+    std::unique_ptr<distributed::Mpi> mpi;
+    std::unique_ptr<distributed::Coordinator> coordinator;
+    if (distributed) {
+      mpi = std::make_unique<distributed::Mpi>();
+      if (mpi->size() < 2)
+        WM_USER_ERROR() << "--distributed mpi needs at least 2 ranks (rank 0 searches, the others "
+                           "measure): mpirun -np N with N >= 2";
+      if (mpi->rank() == 0) coordinator = std::make_unique<distributed::Coordinator>(*mpi);
+    }
+    bool worker = mpi && mpi->rank() != 0;
+    if (!o->json.empty() && !worker) checkWritable(o->json, "--json");
     std::vector<search::TaskSource> sources;
     if (!o->model.empty()) {
       std::string path = std::filesystem::absolute(o->model).string();
@@ -121,19 +208,91 @@ Command addTuneCommand(CLI::App& app) {
     target::Target target =
         o->simulatedCosts ? codegen::resolveTarget(o->target) : runnableTarget(o->target);
     auto tasks = search::makeTuneTasks(sources, target);
-    search::TuningLog log(o->log, search::TuningLog::Mode::Append);
-    auto measurer = o->simulatedCosts ? runtime::makeSimulatedMeasurer()
-                                      : runtime::makeWorkerMeasurer(o->measure, target);
+    auto localMeasurer = [&] {
+      return o->simulatedCosts ? runtime::makeSimulatedMeasurer()
+                               : runtime::makeWorkerMeasurer(o->measure, target);
+    };
     o->costModel.seed = o->opts.seed;
-    auto model = costmodel::makeCostModel(o->costModel, target);
     std::vector<std::string> models = o->onnx;
     if (!o->model.empty()) models.push_back(o->model);
     auto warm = search::readLoggedTasks(o->warmStart, frontend::logWorkloadResolver(models));
-    if (!warm.empty()) {
-      auto recs = search::measuredRecords(warm);
-      std::cout << "warm start: " << recs.size() << " records of " << warm.size() << " tasks\n";
-      model->update(recs);
+    auto newModel = [&](bool quiet) {
+      auto m = costmodel::makeCostModel(o->costModel, target);
+      if (!warm.empty()) {
+        auto recs = search::measuredRecords(warm);
+        if (!quiet)
+          std::cout << "warm start: " << recs.size() << " records of " << warm.size() << " tasks\n";
+        m->update(recs);
+      }
+      return m;
+    };
+
+    if (worker) { // ranks 1..N-1: measure, or tune whole tasks, for rank 0
+      auto measurer = localMeasurer();
+      distributed::serve(*mpi, target.key(), *measurer,
+                         [&](const distributed::TaskJob& job, search::TuningLog& jobLog) {
+                           WM_CHECK(job.task >= 0 && job.task < static_cast<int>(tasks.size()) &&
+                                    tasks[static_cast<size_t>(job.task)].task.key == job.key)
+                               << "rank " << mpi->rank() << " derived other tasks than rank 0";
+                           std::vector<search::TuneTask> one{tasks[static_cast<size_t>(job.task)]};
+                           search::TuneOptions opts = o->opts;
+                           opts.trials = job.trials;
+                           auto model = newModel(true);
+                           return search::tune(one, opts, *measurer, *model, jobLog,
+                                               o->costModel.name);
+                         });
+      return 0;
     }
+
+    search::TuningLog log(o->log, search::TuningLog::Mode::Append);
+    std::unique_ptr<runtime::Measurer> measurer;
+    if (coordinator) {
+      std::cout << "distributed (" << o->distributedMode << " mode): rank 0 on " << mpi->host()
+                << ", " << coordinator->workers().size() << " workers\n";
+      for (auto& w : coordinator->workers())
+        if (o->distributedMode == "measure" && w.target != target.key())
+          WM_USER_ERROR() << "--distributed-mode measure needs identical machines, but rank "
+                          << w.rank << " (" << w.host << ") is " << w.target << " and rank 0 is "
+                          << target.key() << "; use --distributed-mode task";
+      if (o->distributedMode == "measure") measurer = coordinator->measurer();
+    } else {
+      measurer = localMeasurer();
+    }
+    if (coordinator && o->distributedMode == "task") {
+      // Each task its share of the trials (records already in the log count), tuned whole on
+      // the first free rank.
+      int nt = static_cast<int>(tasks.size());
+      std::vector<distributed::TaskJob> jobs;
+      for (int i = 0; i < nt; ++i) {
+        distributed::TaskJob job;
+        job.task = i;
+        job.key = tasks[static_cast<size_t>(i)].task.key;
+        job.trials = o->opts.trials / nt + (i < o->opts.trials % nt ? 1 : 0);
+        for (auto& r : log.records())
+          if (r.task == job.key) job.records.push_back(r);
+        if (job.trials > 0) jobs.push_back(std::move(job));
+      }
+      auto t0 = std::chrono::steady_clock::now();
+      double searchS = 0, buildS = 0, runS = 0;
+      coordinator->runJobs(jobs, log, [&](const distributed::JobReport& rep) {
+        searchS += rep.searchSeconds;
+        buildS += rep.buildSeconds;
+        runS += rep.runSeconds;
+        std::cout << "task " << tasks[static_cast<size_t>(rep.task)].task.key << " done on rank "
+                  << rep.rank << " (" << rep.host << ") in " << std::fixed << std::setprecision(1)
+                  << rep.wallSeconds << " s" << std::endl;
+      });
+      auto summary = summaryFromLog(tasks, log);
+      summary.searchSeconds = searchS;
+      summary.buildSeconds = buildS;
+      summary.runSeconds = runS;
+      summary.wallSeconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      printSummary(summary);
+      if (!o->json.empty()) writeSummaryJson(o->json, summary, *o, target);
+      return 0;
+    }
+    auto model = newModel(false);
     gStop = false;
     auto old = std::signal(SIGINT, onSigint);
     auto summary = search::tune(tasks, o->opts, *measurer, *model, log, o->costModel.name, &gStop,
@@ -151,28 +310,7 @@ Command addTuneCommand(CLI::App& app) {
                                 });
     std::signal(SIGINT, old);
     printSummary(summary);
-    if (!o->json.empty()) {
-      nlohmann::json tj = nlohmann::json::array();
-      for (auto& t : summary.tasks)
-        tj.push_back({{"key", t.key},
-                      {"workload", t.workload},
-                      {"weight", t.weight},
-                      {"best_latency_s", t.best},
-                      {"gflops", t.best > 0 ? t.flops / t.best * 1e-9 : 0},
-                      {"trials", t.trials},
-                      {"errors", t.errors}});
-      nlohmann::json j = {{"tasks", tj},
-                          {"wall_s", summary.wallSeconds},
-                          {"search_s", summary.searchSeconds},
-                          {"build_s", summary.buildSeconds},
-                          {"run_s", summary.runSeconds},
-                          {"interrupted", summary.interrupted},
-                          {"log", o->log},
-                          {"seed", o->opts.seed},
-                          {"target", target.key()},
-                          {"cost_model", o->costModel.name}};
-      writeFileAtomically(o->json, j.dump(2) + "\n");
-    }
+    if (!o->json.empty()) writeSummaryJson(o->json, summary, *o, target);
     return summary.interrupted ? 130 : 0;
   };
 }

@@ -71,6 +71,18 @@ const OptionTable<MeasureOptions>& measureOptionTable() {
   return t;
 }
 
+void Measurer::measureEach(const std::vector<MeasureInput>& inputs, const ResultFn& done,
+                           const std::atomic<bool>* stop) {
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (stop && *stop) return;
+    auto t0 = std::chrono::steady_clock::now();
+    MeasureResult r = measure({inputs[i]}).at(0);
+    double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (r.runSeconds == 0) r.runSeconds = std::max(0.0, took - r.buildSeconds);
+    done(i, r);
+  }
+}
+
 double medianOf(std::vector<double> c) {
   if (c.empty()) return 0;
   std::sort(c.begin(), c.end());

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <unordered_set>
 
 namespace wm::search {
@@ -155,32 +156,45 @@ TuneSummary tune(std::vector<TuneTask>& tasks, const TuneOptions& opts, runtime:
                            st[i].errors});
   };
 
-  // Measures one state of task ti and appends its record.
-  auto measureOne = [&](int ti, const std::vector<sched::Step>& steps, bool remeasure) {
-    runtime::MeasureInput in{tasks[ti].workload, steps, ""};
-    auto m0 = Clock::now();
-    auto res = measurer.measure({in})[0];
-    double took = seconds(m0);
-    sum.buildSeconds += res.buildSeconds;
-    sum.runSeconds += std::max(0.0, took - res.buildSeconds);
-    TuningRecord rec;
-    rec.task = tasks[ti].task.key;
-    rec.workload = tasks[ti].workload;
-    rec.target = tasks[ti].task.target.key();
-    rec.device = tasks[ti].task.target.gpu.device;
-    rec.steps = steps;
-    bool ok = res.error == runtime::MeasureError::None;
-    rec.costs = ok ? res.costs : std::vector<double>{};
-    rec.iqr = ok ? res.iqr : 0;
-    rec.error = runtime::measureErrorName(res.error);
-    rec.buildSeconds = res.buildSeconds;
-    rec.time =
-        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-    rec.model = modelName;
-    rec.seed = opts.seed;
-    rec.remeasure = remeasure;
-    log.append(rec);
-    return rec;
+  // Measures states of task ti, appending each record to the log as its result arrives (a
+  // distributed measurer finishes them in any order, and a killed run keeps every finished
+  // one); returns the records in the order of `states` (absent: not measured, stopped), which
+  // is the order the search sees them in, so that the arrival order never changes the search.
+  auto measureBatch = [&](int ti, const std::vector<std::vector<sched::Step>>& states,
+                          bool remeasure) {
+    std::vector<runtime::MeasureInput> inputs;
+    for (auto& steps : states) inputs.push_back({tasks[ti].workload, steps, ""});
+    std::vector<std::optional<TuningRecord>> out(states.size());
+    measurer.measureEach(
+        inputs,
+        [&](size_t i, const runtime::MeasureResult& res) {
+          sum.buildSeconds += res.buildSeconds;
+          sum.runSeconds += res.runSeconds;
+          TuningRecord rec;
+          rec.task = tasks[ti].task.key;
+          rec.workload = tasks[ti].workload;
+          rec.target = tasks[ti].task.target.key();
+          rec.device = tasks[ti].task.target.gpu.device;
+          rec.steps = states[i];
+          bool ok = res.error == runtime::MeasureError::None;
+          rec.costs = ok ? res.costs : std::vector<double>{};
+          rec.iqr = ok ? res.iqr : 0;
+          rec.error = runtime::measureErrorName(res.error);
+          rec.buildSeconds = res.buildSeconds;
+          rec.runSeconds = res.runSeconds;
+          rec.time =
+              std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+                  .count();
+          rec.model = modelName;
+          rec.seed = opts.seed;
+          rec.remeasure = remeasure;
+          rec.host = res.host;
+          rec.rank = res.rank;
+          log.append(rec);
+          out[i] = std::move(rec);
+        },
+        stop);
+    return out;
   };
 
   int round = 0;
@@ -201,11 +215,13 @@ TuneSummary tune(std::vector<TuneTask>& tasks, const TuneOptions& opts, runtime:
       t.bestHistory.push_back(t.best());
       continue;
     }
+    std::vector<std::vector<sched::Step>> states;
+    for (auto& c : cands)
+      if (static_cast<int>(states.size()) < k) states.push_back(c.steps());
     std::vector<costmodel::MeasuredRecord> fresh;
-    for (auto& c : cands) {
-      if (stop && *stop) break;
-      if (total >= opts.trials) break;
-      TuningRecord rec = measureOne(ti, c.steps(), false);
+    for (auto& got : measureBatch(ti, states, false)) {
+      if (!got) continue;
+      const TuningRecord& rec = *got;
       t.measured.insert(rec.stepsKey());
       ++t.trials;
       ++total;
@@ -234,10 +250,10 @@ TuneSummary tune(std::vector<TuneTask>& tasks, const TuneOptions& opts, runtime:
       for (size_t i = 0; i < t.good.size() && static_cast<int>(i) < opts.remeasureTop; ++i)
         if (!t.remeasured.count(t.good[i].key)) todo.push_back(t.good[i].steps);
       if (todo.empty()) break;
-      for (auto& steps : todo) {
-        if (budget-- <= 0 || (stop && *stop)) break;
-        t.applyRemeasure(measureOne(ti, steps, true));
-      }
+      if (static_cast<int>(todo.size()) > budget) todo.resize(static_cast<size_t>(budget));
+      budget -= static_cast<int>(todo.size());
+      for (auto& got : measureBatch(ti, todo, true))
+        if (got) t.applyRemeasure(*got);
     }
   }
   fill();

@@ -42,11 +42,16 @@ std::string TuningLog::toLine(const TuningRecord& r) {
                       {"iqr_s", r.iqr},
                       {"error", r.error},
                       {"build_s", r.buildSeconds},
+                      {"run_s", r.runSeconds},
                       {"time", r.time},
                       {"model", r.model},
                       {"seed", r.seed}};
   if (r.remeasure) j["remeasure"] = true;
   if (!r.device.empty()) j["device"] = r.device;
+  if (!r.host.empty()) {
+    j["host"] = r.host;
+    j["rank"] = r.rank;
+  }
   return j.dump();
 }
 
@@ -67,12 +72,15 @@ bool TuningLog::fromLine(const std::string& line, TuningRecord* r, std::string* 
     r->costs = j.at("costs").get<std::vector<double>>();
     r->error = j.at("error").get<std::string>();
     r->buildSeconds = j.value("build_s", 0.0);
+    r->runSeconds = j.value("run_s", 0.0);
     r->time = j.value("time", 0.0);
     r->model = j.value("model", "");
     r->seed = j.value("seed", uint64_t(0));
     r->iqr = j.value("iqr_s", 0.0);
     r->remeasure = j.value("remeasure", false);
     r->device = j.value("device", "");
+    r->host = j.value("host", "");
+    r->rank = j.value("rank", -1);
     return true;
   } catch (const std::exception& e) {
     *error = e.what();
@@ -148,11 +156,20 @@ TuningLog::TuningLog(std::string path, Mode mode) : path_(std::move(path)) {
   }
 }
 
+TuningLog::TuningLog(std::vector<TuningRecord> records,
+                     std::function<void(const TuningRecord&)> sink)
+    : path_("(in memory)"), records_(std::move(records)), memory_(true), sink_(std::move(sink)) {}
+
 TuningLog::~TuningLog() {
   if (fd_ >= 0) close(fd_);
 }
 
 void TuningLog::append(const TuningRecord& r) {
+  if (memory_) {
+    if (sink_) sink_(r);
+    records_.push_back(r);
+    return;
+  }
   WM_CHECK(fd_ >= 0) << path_ << ": the tuning log was opened for reading";
   std::string line = toLine(r) + "\n";
   // One write per record (O_APPEND): a killed process leaves whole records and at most one

@@ -14,7 +14,9 @@
 #include <wm/support/options.h>
 #include <wm/target/target.h>
 
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -89,6 +91,10 @@ struct MeasureResult {
   int number = 1;            ///< calls per sample
   double maxError = 0;       ///< of the checked first run
   double buildSeconds = 0;
+  double runSeconds = 0; ///< wall time from the built kernel to the answer (checks and timing)
+  /// Where it was measured: the host and MPI rank of a distributed run (empty, -1 otherwise).
+  std::string host;
+  int rank = -1;
   /// The worker that measured it ends after answering (its device is unusable: DeviceFault).
   bool workerEnds = false;
 };
@@ -96,10 +102,19 @@ struct MeasureResult {
 /// The median of costs (0 when empty).
 double medianOf(std::vector<double> costs);
 
+/// Receives the result of inputs[index] (measureEach).
+using ResultFn = std::function<void(size_t index, const MeasureResult& result)>;
+
 class Measurer {
 public:
   virtual ~Measurer() = default;
   virtual std::vector<MeasureResult> measure(const std::vector<MeasureInput>& inputs) = 0;
+  /// Measures the inputs and hands each result to `done` as soon as it is there; starts no new
+  /// measurement once *stop is true. Results may come in any order (a distributed measurer
+  /// measures several at once): callers that need an order keep it themselves. This default
+  /// measures them one at a time, in order, and fills in runSeconds when measure() did not.
+  virtual void measureEach(const std::vector<MeasureInput>& inputs, const ResultFn& done,
+                           const std::atomic<bool>* stop = nullptr);
 };
 
 /// Measures on `target` in one worker process at a time (the machine's cores are the

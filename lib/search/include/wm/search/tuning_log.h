@@ -3,7 +3,7 @@
 // finished measurement. Format (docs/tuning-log.md):
 //   {"v":1,"task":KEY,"workload":SPEC,"target":"llvm -mcpu=znver4 -num-cores=2","steps":[...],
 //    "costs":[...],"median_s":..,"iqr_s":..,"error":"none","build_s":..,"time":UNIX_SECONDS,
-//    "model":"random","seed":S[,"remeasure":true]}
+//    "run_s":..,"model":"random","seed":S[,"remeasure":true][,"host":H,"rank":R]}
 // A truncated last line (a killed write) is skipped with a warning; any other unreadable line
 // is a user error naming the file and line. Reading never writes: only a log opened for
 // appending (the tuner) drops a truncated last line from the file.
@@ -32,12 +32,17 @@ struct TuningRecord {
   double iqr = 0;            ///< interquartile range of the samples (seconds)
   std::string error = "none";
   double buildSeconds = 0;
+  double runSeconds = 0; ///< wall time of the check and timing runs (0 in older logs)
   double time = 0;
   std::string model;
   uint64_t seed = 0;
   /// A re-measurement of a state measured before (the tuner re-measures each task's best few
   /// before reporting them): its figure replaces the earlier one; it is not a new trial.
   bool remeasure = false;
+  /// Where a distributed run measured it (docs/distributed.md): the host and MPI rank; empty and
+  /// -1 for a single-process run (then not stored).
+  std::string host;
+  int rank = -1;
   /// Where it was read from: its line in the log file (0: not read from a file; not stored).
   int line = 0;
 
@@ -53,12 +58,16 @@ public:
   /// Reads the log at path. Read: the file must exist and is never opened for writing.
   /// Append: created if missing; a truncated last line is cut off the file before appending.
   TuningLog(std::string path, Mode mode);
+  /// A log in memory, without a file: it starts with `records`, and every append is handed to
+  /// `sink` when there is one (a task-mode rank of distributed tuning sends its records to rank
+  /// 0 that way).
+  TuningLog(std::vector<TuningRecord> records, std::function<void(const TuningRecord&)> sink);
   ~TuningLog();
   TuningLog(const TuningLog&) = delete;
   TuningLog& operator=(const TuningLog&) = delete;
 
   const std::vector<TuningRecord>& records() const { return records_; }
-  /// Appends and flushes one record (Append mode only).
+  /// Appends and flushes one record (Append mode or a log in memory).
   void append(const TuningRecord& r);
   const std::string& path() const { return path_; }
 
@@ -70,6 +79,8 @@ private:
   std::string path_;
   int fd_ = -1;
   std::vector<TuningRecord> records_;
+  bool memory_ = false;
+  std::function<void(const TuningRecord&)> sink_;
 };
 
 /// The best (lowest median) valid record of each task measured on target t; a state's latest
