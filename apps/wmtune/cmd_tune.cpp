@@ -136,6 +136,136 @@ search::TuneSummary summaryFromLog(const std::vector<search::TuneTask>& tasks,
   return s;
 }
 
+/// The tune command after its flags were checked; mpi: the MPI world of a distributed run.
+int runTune(TuneCli& cli, distributed::Mpi* mpi) {
+  TuneCli* o = &cli;
+  // Rank 0 waits for every worker's hello first; from then on an error on rank 0 stops the
+  // workers (the coordinator's destructor).
+  std::unique_ptr<distributed::Coordinator> coordinator;
+  if (mpi && mpi->rank() == 0) coordinator = std::make_unique<distributed::Coordinator>(*mpi);
+  bool worker = mpi && mpi->rank() != 0;
+  if (!o->json.empty() && !worker) checkWritable(o->json, "--json");
+  std::vector<search::TaskSource> sources;
+  if (!o->model.empty()) {
+    std::string path = std::filesystem::absolute(o->model).string();
+    auto plan = frontend::planModel(frontend::buildProgram(frontend::loadOnnx(o->model)));
+    for (auto& mt : plan.tasks)
+      sources.push_back({frontend::onnxTaskSpec(path, mt.key), mt.dag, double(mt.weight)});
+  }
+  for (auto& spec : o->specs) {
+    Workload w = parseWorkload(spec);
+    sources.push_back({w.canonical, w.dag, 1.0});
+  }
+  // (simulated costs run no kernel: a GPU target needs no device then)
+  target::Target target =
+      o->simulatedCosts ? codegen::resolveTarget(o->target) : runnableTarget(o->target);
+  auto tasks = search::makeTuneTasks(sources, target);
+  auto localMeasurer = [&] {
+    return o->simulatedCosts ? runtime::makeSimulatedMeasurer()
+                             : runtime::makeWorkerMeasurer(o->measure, target);
+  };
+  o->costModel.seed = o->opts.seed;
+  std::vector<std::string> models = o->onnx;
+  if (!o->model.empty()) models.push_back(o->model);
+  auto warm = search::readLoggedTasks(o->warmStart, frontend::logWorkloadResolver(models));
+  auto newModel = [&](bool quiet) {
+    auto m = costmodel::makeCostModel(o->costModel, target);
+    if (!warm.empty()) {
+      auto recs = search::measuredRecords(warm);
+      if (!quiet)
+        std::cout << "warm start: " << recs.size() << " records of " << warm.size() << " tasks\n";
+      m->update(recs);
+    }
+    return m;
+  };
+
+  if (worker) { // ranks 1..N-1: measure, or tune whole tasks, for rank 0
+    auto measurer = localMeasurer();
+    distributed::serve(*mpi, target.key(), *measurer,
+                       [&](const distributed::TaskJob& job, search::TuningLog& jobLog) {
+                         WM_CHECK(job.task >= 0 && job.task < static_cast<int>(tasks.size()) &&
+                                  tasks[static_cast<size_t>(job.task)].task.key == job.key)
+                             << "rank " << mpi->rank() << " derived other tasks than rank 0";
+                         std::vector<search::TuneTask> one{tasks[static_cast<size_t>(job.task)]};
+                         search::TuneOptions opts = o->opts;
+                         opts.trials = job.trials;
+                         auto model = newModel(true);
+                         return search::tune(one, opts, *measurer, *model, jobLog,
+                                             o->costModel.name);
+                       });
+    return 0;
+  }
+
+  search::TuningLog log(o->log, search::TuningLog::Mode::Append);
+  std::unique_ptr<runtime::Measurer> measurer;
+  if (coordinator) {
+    std::cout << "distributed (" << o->distributedMode << " mode): rank 0 on " << mpi->host()
+              << ", " << coordinator->workers().size() << " workers\n";
+    for (auto& w : coordinator->workers())
+      if (o->distributedMode == "measure" && w.target != target.key())
+        WM_USER_ERROR() << "--distributed-mode measure needs identical machines, but rank "
+                        << w.rank << " (" << w.host << ") is " << w.target << " and rank 0 is "
+                        << target.key() << "; use --distributed-mode task";
+    if (o->distributedMode == "measure") measurer = coordinator->measurer();
+  } else {
+    measurer = localMeasurer();
+  }
+  if (coordinator && o->distributedMode == "task") {
+    // Each task its share of the trials (records already in the log count), tuned whole on
+    // the first free rank.
+    int nt = static_cast<int>(tasks.size());
+    std::vector<distributed::TaskJob> jobs;
+    for (int i = 0; i < nt; ++i) {
+      distributed::TaskJob job;
+      job.task = i;
+      job.key = tasks[static_cast<size_t>(i)].task.key;
+      job.trials = o->opts.trials / nt + (i < o->opts.trials % nt ? 1 : 0);
+      for (auto& r : log.records())
+        if (r.task == job.key) job.records.push_back(r);
+      if (job.trials > 0) jobs.push_back(std::move(job));
+    }
+    auto t0 = std::chrono::steady_clock::now();
+    double searchS = 0, buildS = 0, runS = 0;
+    coordinator->runJobs(jobs, log, [&](const distributed::JobReport& rep) {
+      searchS += rep.searchSeconds;
+      buildS += rep.buildSeconds;
+      runS += rep.runSeconds;
+      std::cout << "task " << tasks[static_cast<size_t>(rep.task)].task.key << " done on rank "
+                << rep.rank << " (" << rep.host << ") in " << std::fixed << std::setprecision(1)
+                << rep.wallSeconds << " s" << std::endl;
+    });
+    auto summary = summaryFromLog(tasks, log);
+    summary.searchSeconds = searchS;
+    summary.buildSeconds = buildS;
+    summary.runSeconds = runS;
+    summary.wallSeconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    printSummary(summary);
+    if (!o->json.empty()) writeSummaryJson(o->json, summary, *o, target);
+    return 0;
+  }
+  auto model = newModel(false);
+  gStop = false;
+  auto old = std::signal(SIGINT, onSigint);
+  auto summary = search::tune(tasks, o->opts, *measurer, *model, log, o->costModel.name, &gStop,
+                              [&](const search::TuneSummary& s, int ti, int round) {
+                                const auto& t = s.tasks[ti];
+                                int done = 0;
+                                for (auto& x : s.tasks) done += x.trials;
+                                std::cout
+                                    << "round " << std::setw(3) << round << "  task " << t.key
+                                    << "  trials " << done << "/" << o->opts.trials << "  best "
+                                    << (t.best > 0 ? ms(t.best) + " ms" : std::string("-")) << "  "
+                                    << std::fixed << std::setprecision(1)
+                                    << (t.best > 0 ? t.flops / t.best * 1e-9 : 0) << " GFLOP/s"
+                                    << std::endl;
+                              });
+  std::signal(SIGINT, old);
+  printSummary(summary);
+  if (!o->json.empty()) writeSummaryJson(o->json, summary, *o, target);
+  return summary.interrupted ? 130 : 0;
+}
+
 } // namespace
 
 Command addTuneCommand(CLI::App& app) {
@@ -176,142 +306,22 @@ Command addTuneCommand(CLI::App& app) {
   return [o]() {
     if (o->model.empty() && o->specs.empty())
       WM_USER_ERROR() << "tune: give an ONNX model or at least one -w workload";
-    bool distributed = !o->distributed.empty();
-    if (!distributed && o->distributedMode != "measure")
+    if (o->distributed.empty() && o->distributedMode != "measure")
       WM_USER_ERROR() << "--distributed-mode needs --distributed mpi";
-    // A distributed run: MPI first (exit 2 without an MPI build or launcher), then rank 0 waits
-    // for every worker's hello; from there on an error on rank 0 stops the workers (the
-    // coordinator's destructor) and an error on a worker ends the job (cluster.h).
-    std::unique_ptr<distributed::Mpi> mpi;
-    std::unique_ptr<distributed::Coordinator> coordinator;
-    if (distributed) {
-      mpi = std::make_unique<distributed::Mpi>();
-      if (mpi->size() < 2)
+    if (o->distributed.empty()) return runTune(*o, nullptr);
+    // A distributed run: MPI first (exit 2 without an MPI build or launcher); an error on rank 0
+    // after its coordinator stopped the workers is reported as usual, any other ends the job
+    // (Mpi::fail).
+    distributed::Mpi mpi;
+    try {
+      if (mpi.size() < 2)
         WM_USER_ERROR() << "--distributed mpi needs at least 2 ranks (rank 0 searches, the others "
                            "measure): mpirun -np N with N >= 2";
-      if (mpi->rank() == 0) coordinator = std::make_unique<distributed::Coordinator>(*mpi);
+      return runTune(*o, &mpi);
+    } catch (const std::exception& e) {
+      mpi.fail(e.what());
+      throw;
     }
-    bool worker = mpi && mpi->rank() != 0;
-    if (!o->json.empty() && !worker) checkWritable(o->json, "--json");
-    std::vector<search::TaskSource> sources;
-    if (!o->model.empty()) {
-      std::string path = std::filesystem::absolute(o->model).string();
-      auto plan = frontend::planModel(frontend::buildProgram(frontend::loadOnnx(o->model)));
-      for (auto& mt : plan.tasks)
-        sources.push_back({frontend::onnxTaskSpec(path, mt.key), mt.dag, double(mt.weight)});
-    }
-    for (auto& spec : o->specs) {
-      Workload w = parseWorkload(spec);
-      sources.push_back({w.canonical, w.dag, 1.0});
-    }
-    // (simulated costs run no kernel: a GPU target needs no device then)
-    target::Target target =
-        o->simulatedCosts ? codegen::resolveTarget(o->target) : runnableTarget(o->target);
-    auto tasks = search::makeTuneTasks(sources, target);
-    auto localMeasurer = [&] {
-      return o->simulatedCosts ? runtime::makeSimulatedMeasurer()
-                               : runtime::makeWorkerMeasurer(o->measure, target);
-    };
-    o->costModel.seed = o->opts.seed;
-    std::vector<std::string> models = o->onnx;
-    if (!o->model.empty()) models.push_back(o->model);
-    auto warm = search::readLoggedTasks(o->warmStart, frontend::logWorkloadResolver(models));
-    auto newModel = [&](bool quiet) {
-      auto m = costmodel::makeCostModel(o->costModel, target);
-      if (!warm.empty()) {
-        auto recs = search::measuredRecords(warm);
-        if (!quiet)
-          std::cout << "warm start: " << recs.size() << " records of " << warm.size() << " tasks\n";
-        m->update(recs);
-      }
-      return m;
-    };
-
-    if (worker) { // ranks 1..N-1: measure, or tune whole tasks, for rank 0
-      auto measurer = localMeasurer();
-      distributed::serve(*mpi, target.key(), *measurer,
-                         [&](const distributed::TaskJob& job, search::TuningLog& jobLog) {
-                           WM_CHECK(job.task >= 0 && job.task < static_cast<int>(tasks.size()) &&
-                                    tasks[static_cast<size_t>(job.task)].task.key == job.key)
-                               << "rank " << mpi->rank() << " derived other tasks than rank 0";
-                           std::vector<search::TuneTask> one{tasks[static_cast<size_t>(job.task)]};
-                           search::TuneOptions opts = o->opts;
-                           opts.trials = job.trials;
-                           auto model = newModel(true);
-                           return search::tune(one, opts, *measurer, *model, jobLog,
-                                               o->costModel.name);
-                         });
-      return 0;
-    }
-
-    search::TuningLog log(o->log, search::TuningLog::Mode::Append);
-    std::unique_ptr<runtime::Measurer> measurer;
-    if (coordinator) {
-      std::cout << "distributed (" << o->distributedMode << " mode): rank 0 on " << mpi->host()
-                << ", " << coordinator->workers().size() << " workers\n";
-      for (auto& w : coordinator->workers())
-        if (o->distributedMode == "measure" && w.target != target.key())
-          WM_USER_ERROR() << "--distributed-mode measure needs identical machines, but rank "
-                          << w.rank << " (" << w.host << ") is " << w.target << " and rank 0 is "
-                          << target.key() << "; use --distributed-mode task";
-      if (o->distributedMode == "measure") measurer = coordinator->measurer();
-    } else {
-      measurer = localMeasurer();
-    }
-    if (coordinator && o->distributedMode == "task") {
-      // Each task its share of the trials (records already in the log count), tuned whole on
-      // the first free rank.
-      int nt = static_cast<int>(tasks.size());
-      std::vector<distributed::TaskJob> jobs;
-      for (int i = 0; i < nt; ++i) {
-        distributed::TaskJob job;
-        job.task = i;
-        job.key = tasks[static_cast<size_t>(i)].task.key;
-        job.trials = o->opts.trials / nt + (i < o->opts.trials % nt ? 1 : 0);
-        for (auto& r : log.records())
-          if (r.task == job.key) job.records.push_back(r);
-        if (job.trials > 0) jobs.push_back(std::move(job));
-      }
-      auto t0 = std::chrono::steady_clock::now();
-      double searchS = 0, buildS = 0, runS = 0;
-      coordinator->runJobs(jobs, log, [&](const distributed::JobReport& rep) {
-        searchS += rep.searchSeconds;
-        buildS += rep.buildSeconds;
-        runS += rep.runSeconds;
-        std::cout << "task " << tasks[static_cast<size_t>(rep.task)].task.key << " done on rank "
-                  << rep.rank << " (" << rep.host << ") in " << std::fixed << std::setprecision(1)
-                  << rep.wallSeconds << " s" << std::endl;
-      });
-      auto summary = summaryFromLog(tasks, log);
-      summary.searchSeconds = searchS;
-      summary.buildSeconds = buildS;
-      summary.runSeconds = runS;
-      summary.wallSeconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      printSummary(summary);
-      if (!o->json.empty()) writeSummaryJson(o->json, summary, *o, target);
-      return 0;
-    }
-    auto model = newModel(false);
-    gStop = false;
-    auto old = std::signal(SIGINT, onSigint);
-    auto summary = search::tune(tasks, o->opts, *measurer, *model, log, o->costModel.name, &gStop,
-                                [&](const search::TuneSummary& s, int ti, int round) {
-                                  const auto& t = s.tasks[ti];
-                                  int done = 0;
-                                  for (auto& x : s.tasks) done += x.trials;
-                                  std::cout
-                                      << "round " << std::setw(3) << round << "  task " << t.key
-                                      << "  trials " << done << "/" << o->opts.trials << "  best "
-                                      << (t.best > 0 ? ms(t.best) + " ms" : std::string("-"))
-                                      << "  " << std::fixed << std::setprecision(1)
-                                      << (t.best > 0 ? t.flops / t.best * 1e-9 : 0) << " GFLOP/s"
-                                      << std::endl;
-                                });
-    std::signal(SIGINT, old);
-    printSummary(summary);
-    if (!o->json.empty()) writeSummaryJson(o->json, summary, *o, target);
-    return summary.interrupted ? 130 : 0;
   };
 }
 

@@ -1,24 +1,27 @@
 #!/usr/bin/env python3
-"""Draws the scaling curve of wm_bench_distributed --json OUT.json as an SVG (no plotting
-dependency): trials per second against the number of measuring workers (log-log), with the
-ideal line (one worker's rate times N) and the bound set by rank 0's search alone.
-usage: plot.py SCALING.json OUT.svg"""
+"""Draws the scaling curves of wm_bench_distributed --json runs as an SVG (no plotting
+dependency): measurements per second against the number of measuring workers (log-log), one
+curve per run (cost model), with each run's bound set by rank 0's search alone and the ideal
+line of the first (one worker's rate times N).
+usage: plot.py OUT.svg SCALING.json [MORE.json ...]"""
 import json
 import math
 import sys
 
 
+COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd"]
+
+
 def main():
-    j = json.load(open(sys.argv[1]))
-    rows = j["rows"]
-    ns = [r["workers"] for r in rows]
-    rate = [r["trials_per_s"] for r in rows]
-    trials = rows[0]["trials"]
-    ideal = [rate[0] * n / ns[0] for n in ns]
-    bound = trials / j["search_s"] if j["search_s"] > 0 else None
-    W, H, L, R, T, B = 640, 400, 70, 170, 40, 50
-    ymax = max(ideal + rate + ([bound] if bound else []))
-    ymin = min(rate) / 2
+    runs = [json.load(open(p)) for p in sys.argv[2:]]
+    j = runs[0]
+    ns = [r["workers"] for r in j["rows"]]
+    rates = [[r["trials_per_s"] for r in run["rows"]] for run in runs]
+    bounds = [run["rows"][0]["trials"] / run["search_s"] if run["search_s"] > 0 else None for run in runs]
+    ideal = [rates[0][0] * n / ns[0] for n in ns]
+    W, H, L, R, T, B = 700, 400, 70, 220, 40, 50
+    ymax = max(ideal + sum(rates, []) + [b for b in bounds if b])
+    ymin = min(sum(rates, [])) / 2
     xl, xh = math.log2(min(ns)), math.log2(max(ns))
     yl, yh = math.log10(ymin), math.log10(ymax * 1.2)
 
@@ -31,7 +34,7 @@ def main():
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">',
            f'<rect width="{W}" height="{H}" fill="white"/>',
            f'<text x="{L}" y="20" font-size="14">{j["model"]}: {j["tasks"]} tasks x {j["trials_per_task"]} trials, '
-           f'{j["cost_model"]} (simulated workers)</text>',
+           f'simulated workers</text>',
            f'<line x1="{L}" y1="{H - B}" x2="{W - R}" y2="{H - B}" stroke="black"/>',
            f'<line x1="{L}" y1="{T}" x2="{L}" y2="{H - B}" stroke="black"/>']
     for n in ns:
@@ -46,7 +49,7 @@ def main():
                 out.append(f'<line x1="{L - 5}" y1="{Y(v):.1f}" x2="{W - R}" y2="{Y(v):.1f}" stroke="#ddd"/>')
                 out.append(f'<text x="{L - 8}" y="{Y(v) + 4:.1f}" text-anchor="end">{v:g}</text>')
         e += 1
-    out.append(f'<text transform="translate(16,{(T + H - B) / 2}) rotate(-90)" text-anchor="middle">trials per second</text>')
+    out.append(f'<text transform="translate(16,{(T + H - B) / 2}) rotate(-90)" text-anchor="middle">measurements per second</text>')
 
     def poly(vals, color, dash=""):
         pts = " ".join(f"{X(n):.1f},{Y(v):.1f}" for n, v in zip(ns, vals))
@@ -54,20 +57,23 @@ def main():
         return f'<polyline points="{pts}" fill="none" stroke="{color}" stroke-width="2"{d}/>'
 
     out.append(poly(ideal, "#999", "6,4"))
-    out.append(poly(rate, "#1f77b4"))
-    for n, v in zip(ns, rate):
-        out.append(f'<circle cx="{X(n):.1f}" cy="{Y(v):.1f}" r="3" fill="#1f77b4"/>')
-    legend = [("#1f77b4", "", "simulated"), ("#999", "6,4", "ideal (N x one worker)")]
-    if bound:
-        out.append(f'<line x1="{L}" y1="{Y(bound):.1f}" x2="{W - R}" y2="{Y(bound):.1f}" stroke="#d62728" stroke-dasharray="2,3"/>')
-        legend.append(("#d62728", "2,3", "rank 0 search only"))
+    legend = [("#999", "6,4", f"ideal: N x {runs[0]['cost_model']} at 1")]
+    for k, (run, rate, bound) in enumerate(zip(runs, rates, bounds)):
+        c = COLORS[k % len(COLORS)]
+        out.append(poly(rate, c))
+        for n, v in zip(ns, rate):
+            out.append(f'<circle cx="{X(n):.1f}" cy="{Y(v):.1f}" r="3" fill="{c}"/>')
+        legend.append((c, "", f"{run['cost_model']} (search {run['search_s']:.0f} s)"))
+        if bound:
+            out.append(f'<line x1="{L}" y1="{Y(bound):.1f}" x2="{W - R}" y2="{Y(bound):.1f}" stroke="{c}" stroke-dasharray="2,3"/>')
+    legend.append(("#555", "2,3", "rank 0 search only (bound)"))
     for i, (c, d, name) in enumerate(legend):
         y = T + 10 + 18 * i
         dash = f' stroke-dasharray="{d}"' if d else ""
         out.append(f'<line x1="{W - R + 10}" y1="{y}" x2="{W - R + 35}" y2="{y}" stroke="{c}" stroke-width="2"{dash}/>')
         out.append(f'<text x="{W - R + 40}" y="{y + 4}">{name}</text>')
     out.append("</svg>")
-    with open(sys.argv[2], "w") as f:
+    with open(sys.argv[1], "w") as f:
         f.write("\n".join(out) + "\n")
 
 

@@ -119,6 +119,7 @@ Coordinator::~Coordinator() {
       if (m.tag == Tag::Result) busy_[static_cast<size_t>(m.source)] = Free;
     }
     for (auto& w : workers_) mpi_.send(w.rank, Tag::Stop, "");
+    mpi_.peersReleased();
   } catch (const std::exception& e) {
     spdlog::error("stopping the workers: {}", e.what());
   }
@@ -268,8 +269,7 @@ void serve(Mpi& mpi, const std::string& targetKey, runtime::Measurer& local, con
                    .dump());
     }
   } catch (const std::exception& e) {
-    spdlog::error("rank {} ({}): {}", mpi.rank(), mpi.host(), e.what());
-    mpi.abort(2);
+    mpi.fail(e.what());
   }
 }
 

@@ -2,9 +2,10 @@
 #include <wm/distributed/mpi.h>
 #include <wm/support/error.h>
 
+#include <spdlog/spdlog.h>
+
 #include <chrono>
 #include <cstdlib>
-#include <exception>
 #include <thread>
 
 #ifdef WM_HAVE_MPI
@@ -44,10 +45,10 @@ Mpi::Mpi() {
   int len = 0;
   MPI_Get_processor_name(name, &len);
   host_.assign(name, static_cast<size_t>(len));
+  released_ = size_ == 1;
 }
 
 Mpi::~Mpi() {
-  if (rank_ != 0 && std::uncaught_exceptions() > 0) MPI_Abort(MPI_COMM_WORLD, 2);
   MPI_Finalize();
 }
 
@@ -82,6 +83,12 @@ void Mpi::abort(int code) {
   std::_Exit(code); // not reached
 }
 
+void Mpi::fail(const std::string& what) {
+  if (rank_ == 0 && released_) return;
+  spdlog::error("rank {} ({}): {}", rank_, host_, what);
+  abort(2);
+}
+
 #else // built without MPI: the same interface, refusing
 
 Mpi::Mpi() {
@@ -96,6 +103,7 @@ Message Mpi::receive() {
 void Mpi::abort(int code) {
   std::_Exit(code);
 }
+void Mpi::fail(const std::string&) {}
 
 #endif
 

@@ -7,7 +7,7 @@
 #  - a worker rank killed with SIGKILL mid-run ends the job; the same command resumes exactly
 #    (every finished record kept, no candidate measured twice, the budget met);
 #  - refusals: no launcher, one rank, --distributed-mode alone, an error on rank 0 (workers
-#    stop, exit 2, no hang).
+#    stop, exit 2, no hang), an error on every rank before the start (said, exit 2, no hang).
 # usage: mpi_tests.sh PATH/TO/wmtune MODELS_DIR
 set -u
 WM="$1"
@@ -133,6 +133,10 @@ mkdir "$TMP/dir.jsonl"
 out=$(timeout 120 "${MPIRUN[@]}" -np 3 "$WM" tune "${W[@]}" --trials 4 --simulated-costs --distributed mpi --log "$TMP/dir.jsonl" 2>&1)
 rc=$?
 [ "$rc" -eq 2 ] && grep -q "dir.jsonl" <<<"$out" && ok || bad "an error on rank 0: exit $rc (124: hung): $(tail -3 <<<"$out")"
+# an error every rank meets before the workers are told anything (a bad spec): said, exit 2
+out=$(timeout 120 "${MPIRUN[@]}" -np 3 "$WM" tune -w gemm:M=0,N=8,K=8 --trials 4 --distributed mpi --log "$TMP/x.jsonl" 2>&1)
+rc=$?
+[ "$rc" -eq 2 ] && grep -q "gemm" <<<"$out" && ok || bad "a bad spec under mpirun: exit $rc (124: hung): $(tail -3 <<<"$out")"
 [ ! -e "$TMP/x.jsonl" ] && ok || bad "a refused run wrote a log"
 
 echo "mpi: $pass passed, $fail failed"

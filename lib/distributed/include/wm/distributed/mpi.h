@@ -28,8 +28,7 @@ class Mpi {
 public:
   /// UserError (exit 2) when this build has no MPI or no MPI launcher started the process.
   Mpi();
-  /// MPI_Finalize; but a rank other than 0 that is unwinding an error aborts the whole job
-  /// with exit code 2 instead (the others would wait for it forever).
+  /// MPI_Finalize (every rank waits there for the others).
   ~Mpi();
   Mpi(const Mpi&) = delete;
   Mpi& operator=(const Mpi&) = delete;
@@ -46,9 +45,17 @@ public:
   Message receive();
   /// Ends every rank of the job with this exit code.
   [[noreturn]] void abort(int code);
+  /// An error on this rank. Rank 0 whose workers were told to stop (or that has none) returns,
+  /// and the caller goes on to report it and exit 2 after MPI_Finalize; anywhere else the
+  /// others would wait for this rank forever, so it prints the error with its rank and host and
+  /// aborts the job with exit code 2.
+  void fail(const std::string& what);
+  /// The coordinator told every worker to stop: rank 0 may end normally.
+  void peersReleased() { released_ = true; }
 
 private:
   int rank_ = 0, size_ = 1;
+  bool released_ = false;
   std::string host_;
 };
 
