@@ -40,7 +40,7 @@ if [ ! -f "$TORCH/lib/libtorch_cpu.so" ]; then
 fi
 
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DWM_BUILD_TESTS=OFF \
-  -DWM_LLVM_STATIC=ON -DWM_TORCH_ROOT="$TORCH" \
+  -DWM_LLVM_STATIC=ON -DWM_TORCH_ROOT="$TORCH" -DWM_WITH_MPI=OFF \
   -DCMAKE_EXE_LINKER_FLAGS="-Wl,--as-needed" >/dev/null
 cmake --build "$BUILD" --target wmtune
 

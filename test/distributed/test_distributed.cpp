@@ -56,6 +56,17 @@ private:
   bool reverse_;
 };
 
+// Rounds of 8 over a small population.
+TuneOptions smallRun(int trials, uint64_t seed, int remeasureTop) {
+  TuneOptions o;
+  o.trials = trials;
+  o.perRound = 8;
+  o.seed = seed;
+  o.evolution.population = 64;
+  o.remeasureTop = remeasureTop;
+  return o;
+}
+
 std::vector<TuneTask> twoTasks() {
   auto w = parseWorkload("gemm:M=64,N=64,K=64");
   auto w2 = parseWorkload("conv2d:N=1,C=8,H=10,W=10,K=16,R=3,S=3,pad=1");
@@ -69,12 +80,7 @@ TEST_CASE("the order in which results arrive changes neither the candidates nor 
           "[distributed]") {
   auto run = [](bool reverse, std::vector<TuningRecord>* records) {
     auto tasks = twoTasks();
-    TuneOptions o;
-    o.trials = 32;
-    o.perRound = 8;
-    o.seed = 11;
-    o.evolution.population = 64;
-    o.remeasureTop = 2;
+    TuneOptions o = smallRun(32, 11, 2);
     OrderMeasurer m(reverse);
     auto model = costmodel::makeRandomModel(o.seed);
     TuningLog log({}, nullptr);
@@ -115,12 +121,7 @@ TEST_CASE("the order in which results arrive changes neither the candidates nor 
 TEST_CASE("a log in memory hands every append to its sink and resumes from its records",
           "[distributed]") {
   auto tasks = twoTasks();
-  TuneOptions o;
-  o.trials = 16;
-  o.perRound = 8;
-  o.seed = 3;
-  o.evolution.population = 64;
-  o.remeasureTop = 0;
+  TuneOptions o = smallRun(16, 3, 0);
   std::vector<TuningRecord> sent;
   OrderMeasurer m(false);
   auto model = costmodel::makeRandomModel(o.seed);
@@ -196,12 +197,7 @@ TEST_CASE("the cluster simulation schedules a round on the first free worker", "
   // A replayed run: logged candidates get their logged cost and time; every cluster size sees
   // the same rounds.
   auto tasks = twoTasks();
-  TuneOptions o;
-  o.trials = 16;
-  o.perRound = 8;
-  o.seed = 5;
-  o.evolution.population = 64;
-  o.remeasureTop = 0;
+  TuneOptions o = smallRun(16, 5, 0);
   OrderMeasurer m(false);
   auto model = costmodel::makeRandomModel(o.seed);
   TuningLog first({}, nullptr);
