@@ -242,6 +242,37 @@ std::string fmtDuration(double s) {
   return os.str();
 }
 
+// A model cell's result as a user gets it: the whole model run with the cell's log
+// (`wmtune run --bench`), which the sum of the tuned task latencies does not show (the time
+// between kernels, untuned parts). Its record: type model_run, keyed by the cell's id.
+json timeModel(const std::string& exe, const bench::BenchConfig& c, const bench::Cell& cell,
+               const std::string& out) {
+  const auto& w = c.workloads[cell.workload];
+  std::string result = out + "/logs/" + cell.id + ".run.json";
+  std::vector<std::string> argv{exe};
+  for (auto& a : bench::modelRunArgs(c, cell, out + "/logs/" + cell.id + ".jsonl", result))
+    argv.push_back(a);
+  std::ofstream sink(out + "/logs/" + cell.id + ".run.out", std::ios::trunc);
+  auto r = runChild(argv, &sink, [](const std::string&) {});
+  sink.close();
+  json rec = {{"type", "model_run"}, {"id", cell.id},         {"time", nowIso()},
+              {"workload", w.value}, {"config", cell.config}, {"seed", cell.seed}};
+  if (r.status == 130 || r.status == 128 + SIGINT) return nullptr; // interrupted: not a result
+  json j;
+  if (r.status == 0) {
+    std::ifstream in(result);
+    j = json::parse(in, nullptr, false);
+  }
+  if (r.status == 0 && j.is_object() && j.contains("ms") && j["ms"].is_number()) {
+    for (const char* k : {"ms", "iqr_ms", "kernels", "kernels_sum_ms", "reference_executor_ms"})
+      if (j.contains(k)) rec[k] = j[k];
+  } else {
+    rec["error"] = "`wmtune " + join(std::vector<std::string>(argv.begin() + 1, argv.end()), " ") +
+                   "` exited " + std::to_string(r.status) + ": " + trim(r.tail);
+  }
+  return rec;
+}
+
 } // namespace
 
 Command addBenchCommand(CLI::App& app) {
@@ -288,8 +319,11 @@ Command addBenchCommand(CLI::App& app) {
     auto records = bench::readResults(resultsPath);
     std::set<std::string> done;
     std::set<std::pair<std::string, std::string>> baselinesDone;
+    std::set<std::string> modelTimed; // model cells whose whole-model run is recorded
     for (auto& r : records) {
       if (r["type"] == "cell" && r.contains("id") && r["id"].is_string()) done.insert(r["id"]);
+      if (r["type"] == "model_run" && r.contains("id") && r["id"].is_string())
+        modelTimed.insert(r["id"]);
       if (r["type"] == "baseline" && r.contains("name") && r.contains("workload"))
         baselinesDone.insert({r["workload"].dump(), r["name"].dump()});
     }
@@ -372,7 +406,34 @@ Command addBenchCommand(CLI::App& app) {
                       << std::endl;
         }
       }
-      if (done.count(cell.id)) continue;
+      bool isModel = w.kind == bench::BenchWorkload::Kind::Model;
+      auto timeWholeModel = [&] {
+        if (!isModel || modelTimed.count(cell.id)) return true;
+        if (tty)
+          std::cout << "\r\033[K[" << index << "/" << cells.size() << "] " << cell.config << " s"
+                    << cell.seed << "  running the whole model" << std::flush;
+        json mr = timeModel(exe, c, cell, out);
+        if (mr.is_null()) return false;
+        bench::appendResult(resultsPath, mr);
+        modelTimed.insert(cell.id);
+        if (!o->quiet)
+          std::cout << (tty ? "\r\033[K" : "") << "[" << index << "/" << cells.size() << "] "
+                    << cell.config << " s" << cell.seed << "  whole model "
+                    << (mr.contains("ms") ? std::to_string(mr["ms"].get<double>()) + " ms"
+                                          : "failed: " + mr["error"].get<std::string>())
+                    << std::endl;
+        return true;
+      };
+      auto interrupted = [&] {
+        if (tty) std::cout << "\n";
+        std::cerr << "bench: interrupted in cell " << cell.id << " (its log keeps what was "
+                  << "measured; run the same command again to resume)\n";
+        return 130;
+      };
+      if (done.count(cell.id)) {
+        if (!timeWholeModel()) return interrupted();
+        continue;
+      }
       std::string log = out + "/logs/" + cell.id + ".jsonl";
       std::string summary = out + "/logs/" + cell.id + ".json";
       bool resumed = fs::exists(log);
@@ -405,12 +466,7 @@ Command addBenchCommand(CLI::App& app) {
       });
       sink.close();
       double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
-      if (r.status == 130 || r.status == 128 + SIGINT) {
-        if (tty) std::cout << "\n";
-        std::cerr << "bench: interrupted in cell " << cell.id << " (its log keeps what was "
-                  << "measured; run the same command again to resume)\n";
-        return 130;
-      }
+      if (r.status == 130 || r.status == 128 + SIGINT) return interrupted();
       if (r.status != 0)
         WM_USER_ERROR() << "bench: cell " << cell.id << " (`wmtune "
                         << join(std::vector<std::string>(argv.begin() + 1, argv.end()), " ")
@@ -467,7 +523,6 @@ Command addBenchCommand(CLI::App& app) {
                   {"log", "logs/" + cell.id + ".jsonl"}};
       bench::appendResult(resultsPath, rec);
       trialsDone += cell.trials;
-      bench::writeReport(out, bench::readResults(resultsPath));
       if (!o->quiet) {
         std::ostringstream line;
         line << "[" << index << "/" << cells.size() << "] " << std::left << std::setw(12)
@@ -476,6 +531,8 @@ Command addBenchCommand(CLI::App& app) {
              << std::fixed << std::setprecision(0) << wall << " s  " << w.value;
         std::cout << (tty ? "\r\033[K" : "") << line.str() << std::endl;
       }
+      if (!timeWholeModel()) return interrupted();
+      bench::writeReport(out, bench::readResults(resultsPath));
     }
     bench::Machine m1 = bench::describeMachine(threads);
     bench::appendResult(resultsPath,

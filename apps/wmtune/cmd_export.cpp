@@ -7,6 +7,8 @@
 
 #include <wm/codegen/codegen.h>
 #include <wm/export/export.h>
+#include <wm/frontend/graph.h>
+#include <wm/frontend/model.h>
 #include <wm/frontend/workload.h>
 #include <wm/support/error.h>
 
@@ -14,6 +16,7 @@
 
 #include <iomanip>
 #include <iostream>
+#include <map>
 
 namespace wm::cli {
 
@@ -23,6 +26,8 @@ struct ExportCli {
   std::vector<std::string> specs;
   std::string model;
   std::string weights = "embedded";
+  std::string untuned = "guess";
+  uint64_t seed = 0;
   exporter::ExportOptions options;
   target::TargetOptions target;
 };
@@ -48,6 +53,13 @@ Command addExportCommand(CLI::App& app) {
                   "A model's weights: embedded in the library, or external in NAME.weights")
       ->check(CLI::IsMember({"embedded", "external"}))
       ->capture_default_str();
+  sub->add_option("--untuned", o->untuned,
+                  "A model's tasks without a record: guess (the world model's pick, as wmtune run "
+                  "uses) or naive (the default schedule)")
+      ->check(CLI::IsMember({"guess", "naive"}))
+      ->capture_default_str();
+  sub->add_option("--seed", o->seed, "Seed of --untuned guess (as wmtune run's)")
+      ->capture_default_str();
   sub->add_flag("--require-tuned", o->options.requireTuned,
                 "A workload without a valid record in the log is an error, not a warning");
   addOptionFlags(*sub, o->target, target::targetOptionTable(),
@@ -64,6 +76,16 @@ Command addExportCommand(CLI::App& app) {
                          "kernels on GPUs; this build exports CPU libraries";
     target::Target target = codegen::resolveTarget(o->target);
     if (!o->model.empty()) {
+      if (o->untuned == "guess" && !o->options.requireTuned) {
+        auto prog = frontend::buildProgram(frontend::loadOnnx(o->model));
+        auto plan = frontend::planModel(prog);
+        std::map<std::string, std::vector<sched::Step>> have;
+        if (!o->options.log.empty()) have = bestSchedules(o->options.log, target);
+        auto all = have;
+        guessUntuned(plan, target, o->seed, &all);
+        for (auto& [key, steps] : all)
+          if (!have.count(key)) o->options.untuned[key] = steps;
+      }
       auto m = exporter::exportModel(o->model, target, o->options);
       int tuned = 0;
       for (const auto& k : m.kernels) tuned += k.tuned;

@@ -7,6 +7,7 @@
 #include "option_flags.h"
 
 #include <wm/codegen/codegen.h>
+#include <wm/costmodel/factory.h>
 #include <wm/frontend/model.h>
 #include <wm/frontend/workload.h>
 #include <wm/rt/parallel.h>
@@ -15,14 +16,17 @@
 #include <wm/runtime/program.h>
 #include <wm/runtime/timing.h>
 #include <wm/schedule/default_schedule.h>
+#include <wm/search/evolution.h>
 #include <wm/search/tuning_log.h>
 #include <wm/support/error.h>
+#include <wm/support/files.h>
 #include <wm/support/rng.h>
 #ifdef WM_HAVE_TORCH_REFERENCE
 #include <wm/runtime/torch_reference.h>
 #endif
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -40,7 +44,8 @@ namespace wm::cli {
 namespace {
 
 struct RunCli {
-  std::string model, log, workload;
+  std::string model, log, workload, benchJson;
+  std::string untuned = "guess";
   std::vector<std::string> inputs, outputs;
   bool check = false, bench = false;
   target::TargetOptions target;
@@ -53,19 +58,6 @@ struct RunCli {
   double tolerance = 1e-3;
   uint64_t seed = 0;
 };
-
-/// The best record per task key of the log, for the target.
-std::map<std::string, std::vector<sched::Step>> bestSchedules(const std::string& path,
-                                                              const target::Target& t) {
-  search::TuningLog log(path, search::TuningLog::Mode::Read);
-  int other = 0;
-  std::map<std::string, std::vector<sched::Step>> out;
-  for (auto& [key, rec] : search::bestRecords(log.records(), t, &other)) out[key] = rec->steps;
-  if (other > 0)
-    spdlog::warn("{}: {} record(s) were measured on another target than '{}'; they are not used",
-                 path, other, t.key());
-  return out;
-}
 
 /// A graph input or output, or a workload's placeholder or output: what --input/--output name.
 struct TensorDecl {
@@ -225,6 +217,25 @@ std::string ms(double s) {
   return os.str();
 }
 
+/// --bench-json: the figures --bench printed, for `wmtune bench` (written whole).
+void writeBenchJson(const RunCli& o, const target::Target& t, const runtime::Timing& ours,
+                    const std::vector<double>& kernels, const runtime::Timing* reference) {
+  if (o.benchJson.empty()) return;
+  double sum = 0;
+  for (double k : kernels) sum += k;
+  nlohmann::json j = {{"model", o.model},
+                      {"log", o.log},
+                      {"target", t.key()},
+                      {"threads", t.cores},
+                      {"ms", ours.median * 1e3},
+                      {"iqr_ms", ours.iqr * 1e3},
+                      {"samples", ours.samples.size()},
+                      {"kernels", kernels.size()},
+                      {"kernels_sum_ms", sum * 1e3}};
+  if (reference) j["reference_executor_ms"] = reference->median * 1e3;
+  writeFileAtomically(o.benchJson, j.dump(1) + "\n");
+}
+
 } // namespace
 
 Command addRunCommand(CLI::App& app) {
@@ -247,6 +258,14 @@ Command addRunCommand(CLI::App& app) {
   sub->add_flag("--bench", o->bench,
                 "Time the model, and beside it the libtorch reference executor (float32, same "
                 "threads: an op-by-op checker, not a speed baseline; see wmtune bench)");
+  sub->add_option("--untuned", o->untuned,
+                  "Tasks the log has no record of: guess (the world model's pick of schedules "
+                  "it searches without measuring) or naive (inline, parallel outer loops)")
+      ->check(CLI::IsMember({"guess", "naive"}))
+      ->capture_default_str();
+  sub->add_option("--bench-json", o->benchJson,
+                  "With --bench: also write the timings to FILE as JSON (ms: the whole model, "
+                  "kernels_sum_ms, reference_executor_ms); what wmtune bench records");
   addOptionFlags(*sub, o->target, target::targetOptionTable());
   addOptionFlags(*sub, o->timing, runtime::measureOptionTable(),
                  {"repeat", "min_repeat_ms", "max_spread", "retries", "pin_threads"});
@@ -257,6 +276,10 @@ Command addRunCommand(CLI::App& app) {
   return [o]() {
     if (!o->workload.empty()) return runWorkload(*o);
     if (o->model.empty()) WM_USER_ERROR() << "run: give an ONNX model or -w SPEC";
+    if (!o->benchJson.empty()) {
+      if (!o->bench) WM_USER_ERROR() << "--bench-json FILE needs --bench";
+      checkWritable(o->benchJson, "--bench-json");
+    }
     auto graph = frontend::loadOnnx(o->model);
     auto prog = frontend::buildProgram(graph);
     auto plan = frontend::planModel(prog);
@@ -264,12 +287,20 @@ Command addRunCommand(CLI::App& app) {
     int threads = target.cores;
     std::map<std::string, std::vector<sched::Step>> schedules;
     if (!o->log.empty()) schedules = bestSchedules(o->log, target);
+    auto g0 = std::chrono::steady_clock::now();
+    int guessed = o->untuned == "guess" ? guessUntuned(plan, target, o->seed, &schedules) : 0;
+    double guessSeconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - g0).count();
     auto inputs = readInputs(*o, modelInputs(prog));
     runtime::GraphExecutor exec(prog, plan, schedules, target);
     const auto& st = exec.stats();
+    int tunedFromLog = st.tunedKernels - std::min(st.tunedKernels, guessed);
     std::cout << "model " << o->model << ": " << plan.groups.size() << " fused subgraphs, "
-              << plan.tasks.size() << " tasks (" << st.tunedKernels << " tuned from the log, "
-              << st.kernels - st.tunedKernels << " default schedules), compiled in " << std::fixed
+              << plan.tasks.size() << " tasks (" << tunedFromLog << " tuned from the log, ";
+    if (guessed)
+      std::cout << guessed << " guessed by the world model in " << std::fixed
+                << std::setprecision(2) << guessSeconds << " s, ";
+    std::cout << st.kernels - st.tunedKernels << " default schedules), compiled in " << std::fixed
               << std::setprecision(2) << st.compileSeconds << " s; intermediate buffers "
               << st.bufferBytes / 1024 << " KiB planned (" << st.unplannedBytes / 1024
               << " KiB unplanned)\n";
@@ -315,6 +346,7 @@ Command addRunCommand(CLI::App& app) {
                   << " kernels timed alone (CUDA events) sum to " << ms(sum)
                   << " ms; the whole model takes " << std::setprecision(3) << ours.median / sum
                   << "x that\n";
+        writeBenchJson(*o, target, ours, kernels, nullptr);
       } else if (o->bench) {
         if (o->timing.pinThreads) rt::setPinning(true);
         auto ours = runtime::timeCalls([&] { exec.runKernels(); }, o->timing);
@@ -333,6 +365,7 @@ Command addRunCommand(CLI::App& app) {
                   << "kernels: " << kernels.size() << " kernels timed alone sum to " << ms(sum)
                   << " ms; the whole model takes " << std::setprecision(3) << ours.median / sum
                   << "x that\n";
+        writeBenchJson(*o, target, ours, kernels, &theirs);
       }
 #else
       WM_USER_ERROR()

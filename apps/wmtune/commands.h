@@ -6,12 +6,17 @@
 #include <wm/schedule/step_types.h>
 #include <wm/target/target.h>
 
+#include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
 namespace CLI {
 class App;
+}
+namespace wm::frontend {
+struct ModelPlan;
 }
 
 namespace wm::cli {
@@ -27,6 +32,18 @@ std::vector<sched::Step> readScheduleFile(const std::string& path);
 /// UserError, exit 2, saying why when there is no usable device: no libcuda.so.1, no device,
 /// driver too old).
 target::Target runnableTarget(const target::TargetOptions& opts);
+
+/// The best record per task key of the tuning log at `path`, for the target (records of other
+/// targets are skipped with a warning).
+std::map<std::string, std::vector<sched::Step>> bestSchedules(const std::string& path,
+                                                              const target::Target& t);
+
+/// --untuned guess: adds to `schedules` a schedule for each task of the plan it lacks, the
+/// world model's pick of an evolutionary search without measurements (deterministic for the
+/// seed). Returns how many tasks got one; 0, with the reason on stderr, when this build or
+/// install has no world model to ask (the naive default schedules are used then).
+int guessUntuned(const frontend::ModelPlan& plan, const target::Target& target, uint64_t seed,
+                 std::map<std::string, std::vector<sched::Step>>* schedules);
 
 Command addWorkloadsCommand(CLI::App& app);
 Command addTasksCommand(CLI::App& app);

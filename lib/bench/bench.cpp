@@ -116,6 +116,16 @@ std::vector<std::string> tuneArgs(const BenchConfig& c, const Cell& cell, const 
   return a;
 }
 
+std::vector<std::string> modelRunArgs(const BenchConfig& c, const Cell& cell,
+                                      const std::string& log, const std::string& json) {
+  return {"run",       c.workloads[cell.workload].value,
+          "--target",  c.target,
+          "--threads", std::to_string(c.threads),
+          "--log",     log,
+          "--bench",   "--bench-json",
+          json};
+}
+
 nlohmann::json Machine::toJson() const {
   return {{"cpu", cpu},           {"cores", cores},
           {"threads", threads},   {"peak_gflops", peakGflops},

@@ -179,8 +179,16 @@ std::vector<std::string> writeReportImpl(const std::string& dir, const std::vect
   // cells[workload][config] = one record per seed (the newest); baseline[workload][name]
   std::map<std::string, std::map<std::string, std::map<int, json>>> cells;
   std::map<std::string, std::map<std::string, json>> base;
+  // runs[workload][config][seed]: a model cell's whole-model run (`wmtune run --bench`)
+  std::map<std::string, std::map<std::string, std::map<int, json>>> runs;
   std::map<std::string, double> flopsOf;
   for (auto& r : records) {
+    if (r["type"] == "model_run" && r.contains("workload") && r.contains("config") &&
+        r.contains("seed") && r["workload"].is_string() && r["config"].is_string() &&
+        r["seed"].is_number_integer()) {
+      runs[r["workload"]][r["config"]][r["seed"].get<int>()] = r;
+      continue;
+    }
     if (r["type"] == "cell" && r.contains("workload") && r.contains("config") &&
         r.contains("seed")) {
       if (!r["workload"].is_string() || !r["config"].is_string() || !r["seed"].is_number_integer())
@@ -202,6 +210,13 @@ std::vector<std::string> writeReportImpl(const std::string& dir, const std::vect
     std::vector<double> v;
     auto b = budgets[c].empty() ? 0 : budgets[c].back();
     for (auto& j : seedCells(w, c)) v.push_back(atBudget(j, b));
+    return stat(v);
+  };
+  // A config's whole-model latency (s), geomean over its seeds' runs; errors are listed.
+  auto wholeModel = [&](const std::string& w, const std::string& c, const char* key = "ms") {
+    std::vector<double> v;
+    if (runs.count(w) && runs[w].count(c))
+      for (auto& [seed, r] : runs[w][c]) v.push_back(getNum(r, key) * 1e-3);
     return stat(v);
   };
   auto baselineMs = [&](const std::string& w, const std::string& b) {
@@ -345,12 +360,67 @@ std::vector<std::string> writeReportImpl(const std::string& dir, const std::vect
     md << "\n|---|";
     for (size_t i = 0; i < configs.size() * baselines.size(); ++i) md << "---:|";
     md << "\n";
+    bool anyModel = false;
     for (auto& w : workloads) {
-      md << "| `" << w << "` |";
+      bool model = kindOf[w] == "model";
+      anyModel |= model;
+      md << "| `" << w << "`" << (model ? " (whole model)" : "") << " |";
       for (auto& c : configs)
         for (auto& b : baselines)
-          md << " " << fmt("%.2f", baselineMs(w, b) * 1e-3 / finalStat(w, c).geo) << " |";
+          md << " "
+             << fmt("%.2f",
+                    baselineMs(w, b) * 1e-3 / (model ? wholeModel(w, c).geo : finalStat(w, c).geo))
+             << " |";
       md << "\n";
+    }
+    if (anyModel)
+      md << "\nA model is compared as the user runs it: the whole model with the tuned log "
+            "(`wmtune run --bench`), not the sum of its tuned kernels.\n";
+  }
+
+  // Whole models: the tuned log run end to end, against the sum of its tasks' bests.
+  bool anyRun = false;
+  for (auto& w : workloads) anyRun |= runs.count(w) > 0;
+  if (anyRun) {
+    md << "\n## Whole models, end to end\n\nms, geomean over seeds (seeds): the model run with "
+          "the cell's log by `wmtune run --bench` (median of its samples); beside it the sum of "
+          "its kernels timed one by one, and the tuner's estimate (the sum over tasks of weight x "
+          "best, the figure of the tables above). The libtorch reference executor is an op-by-op "
+          "checker, not a speed baseline.\n\n| workload | config | whole model | kernels "
+          "alone, sum | tuner's estimate | reference executor (checker) |\n|---|---|---:|---:|"
+          "---:|---:|\n";
+    for (auto& w : workloads) {
+      if (!runs.count(w)) continue;
+      json ej = json::object();
+      for (auto& c : configs) {
+        if (!runs[w].count(c)) continue;
+        Stat e = wholeModel(w, c), k = wholeModel(w, c, "kernels_sum_ms"),
+             r = wholeModel(w, c, "reference_executor_ms");
+        Stat est = finalStat(w, c);
+        md << "| `" << w << "` | " << c << " | " << fmt("%.3f", e.geo * 1e3) << " (" << e.n
+           << ") | " << fmt("%.3f", k.geo * 1e3) << " | " << fmt("%.3f", est.geo * 1e3) << " | "
+           << fmt("%.3f", r.geo * 1e3) << " |\n";
+        for (auto& [seed, rr] : runs[w][c])
+          if (rr.contains("error"))
+            md << "\n- `" << w << "` " << c << " seed " << seed
+               << ": the whole-model run failed: " << rr["error"].dump() << "\n\n";
+        Stat refE = wholeModel(w, ref);
+        double sp = refE.geo / e.geo;
+        auto budget = budgets[c].empty() ? 0 : budgets[c].back();
+        csv << csvField(w) << "," << kindOf[w] << ",whole-model:" << csvField(c) << "," << budget
+            << "," << e.n << "," << fmt("%.6f", e.geo * 1e3) << "," << fmt("%.6f", e.lo * 1e3)
+            << "," << fmt("%.6f", e.hi * 1e3) << ","
+            << (flopsOf.count(w) && std::isfinite(e.geo) ? fmt("%.2f", flopsOf[w] / e.geo * 1e-9)
+                                                         : "")
+            << "," << fmt("%.4f", sp) << ",,,,\n";
+        ej[c] = {{"seeds", e.n},
+                 {"latency_s_geomean", std::isfinite(e.geo) ? json(e.geo) : json(nullptr)},
+                 {"kernels_sum_s", std::isfinite(k.geo) ? json(k.geo) : json(nullptr)},
+                 {"reference_executor_s", std::isfinite(r.geo) ? json(r.geo) : json(nullptr)},
+                 {"speedup_vs_reference", std::isfinite(sp) ? json(sp) : json(nullptr)}};
+      }
+      for (auto& wj : sj["workloads"])
+        if (wj["workload"] == w) wj["whole_model"] = ej;
     }
   }
 

@@ -86,6 +86,7 @@ struct TaskKernel {
   std::string symbol;
   std::vector<sched::Step> steps;
   const search::TuningRecord* record = nullptr;
+  bool guessed = false; ///< no record: ExportOptions::untuned's schedule
   lower::LoweredFunc func;
 };
 
@@ -243,14 +244,25 @@ ExportedModel exportModel(const std::string& modelPath, const target::Target& ta
                       << (o.log.empty() ? std::string("the tuning log (no --log given)") : o.log)
                       << " for target " << target.key() << " (--require-tuned)";
     } else {
-      spdlog::warn("task {} ({}, {}): no valid record in {}; exporting the default schedule", t,
-                   k.task->ops, spec,
-                   o.log.empty() ? std::string("a tuning log (no --log given)") : o.log);
+      spdlog::warn("task {} ({}, {}): no valid record in {}; exporting {}", t, k.task->ops, spec,
+                   o.log.empty() ? std::string("a tuning log (no --log given)") : o.log,
+                   o.untuned.count(k.task->key) ? "the world model's guess"
+                                                : "the default schedule");
     }
     if (!k.record) {
-      k.steps = sched::defaultSchedule(k.task->dag);
-      WM_CHECK(lowerWith(k.task->dag, k.steps, &k.func, &why))
-          << "default schedule of task " << k.task->key << ": " << why;
+      auto u = o.untuned.find(k.task->key);
+      if (u != o.untuned.end()) {
+        k.steps = u->second;
+        k.guessed = lowerWith(k.task->dag, k.steps, &k.func, &why);
+        if (!k.guessed)
+          spdlog::warn("task {}: the guessed schedule cannot be exported ({}); using the default",
+                       t, why);
+      }
+      if (!k.guessed) {
+        k.steps = sched::defaultSchedule(k.task->dag);
+        WM_CHECK(lowerWith(k.task->dag, k.steps, &k.func, &why))
+            << "default schedule of task " << k.task->key << ": " << why;
+      }
     }
     WM_CHECK(k.func.outputs.size() == 1) << "task " << k.task->key << " has several outputs";
     k.func.name = k.symbol;
@@ -435,6 +447,7 @@ ExportedModel exportModel(const std::string& modelPath, const target::Target& ta
                         {"groups", k.task->weight},
                         {"arguments", args}};
     addScheduleJson(j, k.steps, k.record, o.log);
+    if (k.guessed) j["guessed"] = true; // the world model's pick, never measured
     m["kernels"].push_back(j);
     result.kernels.push_back({j["spec"], k.task->key, k.symbol, k.record != nullptr,
                               k.record ? k.record->median() : 0.0});

@@ -254,4 +254,13 @@ std::vector<State> EvolutionarySearch::propose(int n, costmodel::CostModel& mode
   return out;
 }
 
+std::optional<std::vector<Step>> guessSchedule(const SearchTask& task, costmodel::CostModel& model,
+                                               EvolutionOptions opts, uint64_t seed) {
+  opts.epsGreedy = 0;
+  EvolutionarySearch es(task, opts, seed);
+  auto best = es.propose(1, model, {}, {});
+  if (best.empty()) return std::nullopt;
+  return best.front().steps();
+}
+
 } // namespace wm::search

@@ -47,6 +47,10 @@ for model in resnet18 mobilenetv2 bert mlp; do
 done
 expect 0 'bench \(.*wmtune [0-9.]+ ms \(IQR [0-9.]+\), libtorch reference executor [0-9.]+ ms.*not a speed baseline' -- run "$M/mlp.onnx" --bench --repeat 3 --min-ms 5
 expect 0 'kernels: 4 kernels timed alone sum to [0-9.]+ ms' -- run "$M/mlp.onnx" --bench --repeat 3 --min-ms 5
+# tasks without a record: the world model's guess (default), or the naive schedule
+expect 0 '4 tasks \(0 tuned from the log, 4 guessed by the world model in [0-9.]+ s, 0 default schedules\)' -- run "$M/mlp.onnx"
+expect 0 '4 tasks \(0 tuned from the log, 4 default schedules\)' -- run "$M/mlp.onnx" --untuned naive
+expect 2 "untuned" -- run "$M/mlp.onnx" --untuned best
 
 # the libtorch reference executor agrees with wmtune (whose kernels match ONNX's expected
 # outputs) on padding, pooling and transposed-conv edge cases of the ONNX node tests
@@ -88,6 +92,64 @@ assert len({r["task"] for r in recs}) == 4
 assert any(r["error"] == "none" for r in recs)
 PY
 expect 0 '[1-4] tuned from the log' -- run "$M/mlp.onnx" --log "$TMP/mlp.jsonl" --check
+
+# run --bench-json: the timings as JSON, written whole; without --bench it is refused
+expect 0 'bench \(' -- run "$M/mlp.onnx" --log "$TMP/mlp.jsonl" --bench --bench-json "$TMP/run.json" --repeat 3 --min-ms 5
+"$py" -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j["ms"] > 0 and j["kernels_sum_ms"] > 0 and j["kernels"] >= 4 and j["reference_executor_ms"] > 0, j' "$TMP/run.json" && ok || bad "run --bench-json"
+expect 2 'needs --bench' -- run "$M/mlp.onnx" --bench-json "$TMP/run2.json"
+
+# bench of a model: the cell's whole model is run with its log and that run is what the
+# baselines are compared with; a rerun keeps it; a missing whole-model record is made again
+cat >"$TMP/mb.yaml" <<YAML
+name: mb
+target: llvm
+threads: 1
+trials: [2]
+per-task: true
+seeds: [1]
+workloads:
+  - model: $M/mlp.onnx
+tune:
+  min-ms: 5
+  population: 64
+  generations: 1
+configs:
+  ansor: {cost-model: ansor}
+baselines:
+  - name: fixed
+    command: "echo '{\"ms\": 1.5}'"
+YAML
+"$WM" bench "$TMP/mb.yaml" -o "$TMP/mb" >"$TMP/mb.txt" 2>&1 && ok || { bad "bench of a model failed"; tail "$TMP/mb.txt"; }
+check_model_bench() { # expected number of model_run records
+  "$py" - "$TMP/mb" "$1" <<'PY'
+import json, sys
+out, want = sys.argv[1], int(sys.argv[2])
+recs = [json.loads(l) for l in open(out + "/results.jsonl")]
+cells = [r for r in recs if r["type"] == "cell"]
+runs = [r for r in recs if r["type"] == "model_run"]
+assert len(cells) == 1 and len(runs) == want, (len(cells), len(runs))
+r = runs[-1]
+assert r["id"] == cells[0]["id"] and "error" not in r, r
+assert r["ms"] > 0 and r["kernels_sum_ms"] > 0 and r["reference_executor_ms"] > 0, r
+md = open(out + "/summary.md").read()
+assert "## Whole models, end to end" in md and "(whole model)" in md, md
+s = json.load(open(out + "/summary.json"))
+wm = s["workloads"][0]["whole_model"]["ansor"]
+assert abs(wm["latency_s_geomean"] - r["ms"] * 1e-3) < 1e-9 * max(1, r["ms"]), (wm, r)
+# the baseline ratio is the whole model's: 1.5 ms / its ms
+line = [l for l in md.splitlines() if "(whole model)" in l][0]
+ratio = float(line.split("|")[2])
+assert abs(ratio - 1.5 / r["ms"]) <= 0.006 * max(1, 1.5 / r["ms"]), (line, r["ms"])
+assert any(",whole-model:ansor," in l for l in open(out + "/summary.csv")), "csv row"
+PY
+}
+check_model_bench 1 && ok || bad "bench of a model: whole-model run not recorded or reported"
+"$WM" bench "$TMP/mb.yaml" -o "$TMP/mb" >"$TMP/mb2.txt" 2>&1 && ok || bad "bench rerun failed"
+check_model_bench 1 && ok || bad "bench rerun ran the whole model again"
+grep -v '"model_run"' "$TMP/mb/results.jsonl" >"$TMP/r.jsonl" && mv "$TMP/r.jsonl" "$TMP/mb/results.jsonl"
+"$WM" bench "$TMP/mb.yaml" -o "$TMP/mb" >"$TMP/mb3.txt" 2>&1 && ok || bad "bench rerun failed"
+check_model_bench 1 && ok || bad "bench rerun did not make the missing whole-model run"
+grep -q 'whole model' "$TMP/mb3.txt" && ok || bad "bench did not say it ran the whole model"
 
 # the world model: tune records `wm` as the model; train writes a checkpoint that tune and
 # eval-model read; a file that is not a checkpoint is refused

@@ -124,6 +124,11 @@ D="$TMP/resnet"
 "$WM" export "$MODELS/resnet18.onnx" -o "$D" --name net >"$TMP/export-r.txt" 2>&1 && ok \
   || { bad "export of ResNet-18 failed"; cat "$TMP/export-r.txt"; }
 grep -q "no valid record" "$TMP/export-r.txt" && ok || bad "no warning for ResNet-18's untuned tasks"
+"$py" -c '
+import json, sys
+ks = json.load(open(sys.argv[1]))["kernels"]
+assert ks and all(k.get("guessed") is True and k["tuned"] is False for k in ks), ks
+' "$D/manifest.json" && ok || bad "ResNet-18 export: untuned kernels are not the world model guesses"
 build_test "$D" "$TMP/resnet_shared"
 MODELS_OR_FILE="$MODELS/resnet18.onnx" RUN_LOG=""
 check_model resnet18 "$TMP/resnet_shared" - "$TMP/resnet18.npy"

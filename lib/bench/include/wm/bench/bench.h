@@ -34,6 +34,11 @@ std::vector<int> budgetsOf(const BenchConfig& c, const TunerConfig& tc);
 std::vector<std::string> tuneArgs(const BenchConfig& c, const Cell& cell, const std::string& log,
                                   const std::string& json);
 
+/// The arguments after `wmtune` that time a model cell's result as a user runs the model
+/// (run MODEL --log LOG --bench --bench-json JSON), on the bench's target and threads.
+std::vector<std::string> modelRunArgs(const BenchConfig& c, const Cell& cell,
+                                      const std::string& log, const std::string& json);
+
 /// The machine a run is made on; the FMA peak is measured, everything else read.
 struct Machine {
   std::string cpu;

@@ -13,8 +13,10 @@
 #pragma once
 
 #include <wm/frontend/workload.h>
+#include <wm/schedule/step_types.h>
 #include <wm/target/target.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -31,6 +33,10 @@ struct ExportOptions {
   std::string cc;               ///< C compiler driver that links (empty: $CC, else "cc")
   std::string ar;               ///< archiver of --static (empty: $AR, else "ar")
   std::string version;          ///< wmtune's version, for the manifest
+  /// A model's tasks without a valid record: their schedules by task key (`wmtune export
+  /// --untuned guess` puts the world model's picks here, as `wmtune run` uses them); a task
+  /// not here gets the default schedule.
+  std::map<std::string, std::vector<sched::Step>> untuned;
 };
 
 /// What was exported, per kernel (also in the manifest).

@@ -46,4 +46,12 @@ private:
   std::vector<Sketch> sketches_;
 };
 
+/// A schedule for a task nothing was measured of (`wmtune run` without a log record): the best
+/// state the cost model scores in an evolutionary search without measurements
+/// (opts.population, opts.generations; no random picks), deterministic for a seed; nullopt
+/// when no sketch can be annotated.
+std::optional<std::vector<sched::Step>> guessSchedule(const SearchTask& task,
+                                                      costmodel::CostModel& model,
+                                                      EvolutionOptions opts, uint64_t seed);
+
 } // namespace wm::search
