@@ -26,7 +26,7 @@ struct ExportCli {
   std::vector<std::string> specs;
   std::string model;
   std::string weights = "embedded";
-  std::string untuned = "guess";
+  std::string untuned = "heuristic";
   uint64_t seed = 0;
   exporter::ExportOptions options;
   target::TargetOptions target;
@@ -54,9 +54,9 @@ Command addExportCommand(CLI::App& app) {
       ->check(CLI::IsMember({"embedded", "external"}))
       ->capture_default_str();
   sub->add_option("--untuned", o->untuned,
-                  "A model's tasks without a record: guess (the world model's pick, as wmtune run "
-                  "uses) or naive (the default schedule)")
-      ->check(CLI::IsMember({"guess", "naive"}))
+                  "A model's tasks without a record, as wmtune run: heuristic (fixed rules), "
+                  "guess (the world model's pick) or naive (the default schedule)")
+      ->check(CLI::IsMember({"guess", "heuristic", "naive"}))
       ->capture_default_str();
   sub->add_option("--seed", o->seed, "Seed of --untuned guess (as wmtune run's)")
       ->capture_default_str();
@@ -76,13 +76,17 @@ Command addExportCommand(CLI::App& app) {
                          "kernels on GPUs; this build exports CPU libraries";
     target::Target target = codegen::resolveTarget(o->target);
     if (!o->model.empty()) {
-      if (o->untuned == "guess" && !o->options.requireTuned) {
+      if (o->untuned != "naive" && !o->options.requireTuned) {
         auto prog = frontend::buildProgram(frontend::loadOnnx(o->model));
         auto plan = frontend::planModel(prog);
         std::map<std::string, std::vector<sched::Step>> have;
         if (!o->options.log.empty()) have = bestSchedules(o->options.log, target);
         auto all = have;
-        guessUntuned(plan, target, o->seed, &all);
+        o->options.untunedKind = o->untuned;
+        if (o->untuned == "guess")
+          guessUntuned(plan, target, o->seed, &all);
+        else
+          heuristicUntuned(plan, target, &all);
         for (auto& [key, steps] : all)
           if (!have.count(key)) o->options.untuned[key] = steps;
       }

@@ -45,7 +45,7 @@ namespace {
 
 struct RunCli {
   std::string model, log, workload, benchJson;
-  std::string untuned = "guess";
+  std::string untuned = "heuristic";
   std::vector<std::string> inputs, outputs;
   bool check = false, bench = false;
   target::TargetOptions target;
@@ -217,9 +217,56 @@ std::string ms(double s) {
   return os.str();
 }
 
+/// One task's share of a model's kernel time (its groups timed alone, summed).
+struct TaskProfile {
+  std::string key, ops, source;
+  int groups = 0;
+  double seconds = 0;
+  int64_t flops = 0;
+};
+
+/// Per task, slowest first; `source` says where each task's schedule came from.
+std::vector<TaskProfile> profileTasks(const frontend::ModelPlan& plan,
+                                      const std::vector<double>& kernels,
+                                      const std::map<std::string, std::string>& source) {
+  std::vector<TaskProfile> out(plan.tasks.size());
+  for (size_t t = 0; t < plan.tasks.size(); ++t) {
+    const auto& task = plan.tasks[t];
+    auto it = source.find(task.key);
+    out[t].key = task.key;
+    out[t].ops = task.ops;
+    out[t].source = it == source.end() ? "default" : it->second;
+    out[t].flops = task.dag.flops();
+  }
+  for (size_t g = 0; g < plan.groups.size() && g < kernels.size(); ++g) {
+    auto& p = out[plan.groups[g].task];
+    p.seconds += kernels[g];
+    p.groups += 1;
+  }
+  std::stable_sort(out.begin(), out.end(), [](const TaskProfile& a, const TaskProfile& b) {
+    return a.seconds > b.seconds;
+  });
+  return out;
+}
+
+/// The slowest tasks, as --bench prints them.
+void printTaskProfile(const std::vector<TaskProfile>& tasks, double sum) {
+  std::cout << "slowest tasks (kernels timed alone, per task over its groups):\n";
+  for (size_t i = 0; i < tasks.size() && i < 8; ++i) {
+    const auto& t = tasks[i];
+    double gflops = t.seconds > 0 ? t.groups * static_cast<double>(t.flops) / t.seconds / 1e9 : 0;
+    std::cout << "  " << std::setw(9) << ms(t.seconds) << " ms " << std::setw(5)
+              << std::setprecision(1) << 100.0 * t.seconds / std::max(sum, 1e-12) << "%  "
+              << std::setw(7) << std::setprecision(1) << gflops << " GFLOP/s  x" << t.groups << "  "
+              << t.source << "  " << t.ops << "  " << t.key << "\n";
+  }
+  std::cout << std::setprecision(3);
+}
+
 /// --bench-json: the figures --bench printed, for `wmtune bench` (written whole).
 void writeBenchJson(const RunCli& o, const target::Target& t, const runtime::Timing& ours,
-                    const std::vector<double>& kernels, const runtime::Timing* reference) {
+                    const std::vector<double>& kernels, const runtime::Timing* reference,
+                    const std::vector<TaskProfile>& tasks) {
   if (o.benchJson.empty()) return;
   double sum = 0;
   for (double k : kernels) sum += k;
@@ -233,6 +280,15 @@ void writeBenchJson(const RunCli& o, const target::Target& t, const runtime::Tim
                       {"kernels", kernels.size()},
                       {"kernels_sum_ms", sum * 1e3}};
   if (reference) j["reference_executor_ms"] = reference->median * 1e3;
+  nlohmann::json jt = nlohmann::json::array();
+  for (const auto& p : tasks)
+    jt.push_back({{"key", p.key},
+                  {"ops", p.ops},
+                  {"source", p.source},
+                  {"groups", p.groups},
+                  {"ms", p.seconds * 1e3},
+                  {"flops", p.flops}});
+  j["tasks"] = jt;
   writeFileAtomically(o.benchJson, j.dump(1) + "\n");
 }
 
@@ -259,9 +315,10 @@ Command addRunCommand(CLI::App& app) {
                 "Time the model, and beside it the libtorch reference executor (float32, same "
                 "threads: an op-by-op checker, not a speed baseline; see wmtune bench)");
   sub->add_option("--untuned", o->untuned,
-                  "Tasks the log has no record of: guess (the world model's pick of schedules "
-                  "it searches without measuring) or naive (inline, parallel outer loops)")
-      ->check(CLI::IsMember({"guess", "naive"}))
+                  "Tasks the log has no record of: heuristic (tiled, vectorized and parallel "
+                  "by fixed rules), guess (the world model's pick of schedules it searches "
+                  "without measuring) or naive (inline, parallel outer loops)")
+      ->check(CLI::IsMember({"guess", "heuristic", "naive"}))
       ->capture_default_str();
   sub->add_option("--bench-json", o->benchJson,
                   "With --bench: also write the timings to FILE as JSON (ms: the whole model, "
@@ -288,7 +345,14 @@ Command addRunCommand(CLI::App& app) {
     std::map<std::string, std::vector<sched::Step>> schedules;
     if (!o->log.empty()) schedules = bestSchedules(o->log, target);
     auto g0 = std::chrono::steady_clock::now();
-    int guessed = o->untuned == "guess" ? guessUntuned(plan, target, o->seed, &schedules) : 0;
+    std::map<std::string, std::string> source;
+    for (const auto& task : plan.tasks)
+      if (schedules.count(task.key)) source[task.key] = "log";
+    int guessed = o->untuned == "guess"       ? guessUntuned(plan, target, o->seed, &schedules)
+                  : o->untuned == "heuristic" ? heuristicUntuned(plan, target, &schedules)
+                                              : 0;
+    for (const auto& task : plan.tasks)
+      if (schedules.count(task.key) && !source.count(task.key)) source[task.key] = o->untuned;
     double guessSeconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - g0).count();
     auto inputs = readInputs(*o, modelInputs(prog));
@@ -297,9 +361,11 @@ Command addRunCommand(CLI::App& app) {
     int tunedFromLog = st.tunedKernels - std::min(st.tunedKernels, guessed);
     std::cout << "model " << o->model << ": " << plan.groups.size() << " fused subgraphs, "
               << plan.tasks.size() << " tasks (" << tunedFromLog << " tuned from the log, ";
-    if (guessed)
+    if (guessed && o->untuned == "guess")
       std::cout << guessed << " guessed by the world model in " << std::fixed
                 << std::setprecision(2) << guessSeconds << " s, ";
+    else if (guessed)
+      std::cout << guessed << " heuristic, ";
     std::cout << st.kernels - st.tunedKernels << " default schedules), compiled in " << std::fixed
               << std::setprecision(2) << st.compileSeconds << " s; intermediate buffers "
               << st.bufferBytes / 1024 << " KiB planned (" << st.unplannedBytes / 1024
@@ -346,7 +412,9 @@ Command addRunCommand(CLI::App& app) {
                   << " kernels timed alone (CUDA events) sum to " << ms(sum)
                   << " ms; the whole model takes " << std::setprecision(3) << ours.median / sum
                   << "x that\n";
-        writeBenchJson(*o, target, ours, kernels, nullptr);
+        auto tasks = profileTasks(plan, kernels, source);
+        printTaskProfile(tasks, sum);
+        writeBenchJson(*o, target, ours, kernels, nullptr, tasks);
       } else if (o->bench) {
         if (o->timing.pinThreads) rt::setPinning(true);
         auto ours = runtime::timeCalls([&] { exec.runKernels(); }, o->timing);
@@ -365,7 +433,9 @@ Command addRunCommand(CLI::App& app) {
                   << "kernels: " << kernels.size() << " kernels timed alone sum to " << ms(sum)
                   << " ms; the whole model takes " << std::setprecision(3) << ours.median / sum
                   << "x that\n";
-        writeBenchJson(*o, target, ours, kernels, &theirs);
+        auto tasks = profileTasks(plan, kernels, source);
+        printTaskProfile(tasks, sum);
+        writeBenchJson(*o, target, ours, kernels, &theirs, tasks);
       }
 #else
       WM_USER_ERROR()

@@ -42,6 +42,9 @@ std::map<std::string, std::vector<sched::Step>> bestSchedules(const std::string&
 /// world model's pick of an evolutionary search without measurements (deterministic for the
 /// seed). Returns how many tasks got one; 0, with the reason on stderr, when this build or
 /// install has no world model to ask (the naive default schedules are used then).
+/// --untuned heuristic: the same with search::heuristicSchedule (no model, no measurement).
+int heuristicUntuned(const frontend::ModelPlan& plan, const target::Target& target,
+                     std::map<std::string, std::vector<sched::Step>>* schedules);
 int guessUntuned(const frontend::ModelPlan& plan, const target::Target& target, uint64_t seed,
                  std::map<std::string, std::vector<sched::Step>>* schedules);
 

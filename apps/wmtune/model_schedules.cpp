@@ -6,6 +6,7 @@
 #include <wm/costmodel/factory.h>
 #include <wm/frontend/model.h>
 #include <wm/search/evolution.h>
+#include <wm/search/heuristic.h>
 #include <wm/search/tuning_log.h>
 
 #include <spdlog/spdlog.h>
@@ -28,6 +29,19 @@ std::map<std::string, std::vector<sched::Step>> bestSchedules(const std::string&
 
 // Each task's search has its own seed from its place in the plan, so that a task's guess does
 // not depend on which other tasks the log covers.
+int heuristicUntuned(const frontend::ModelPlan& plan, const target::Target& target,
+                     std::map<std::string, std::vector<sched::Step>>* schedules) {
+  int n = 0;
+  for (const auto& task : plan.tasks) {
+    if (schedules->count(task.key)) continue;
+    if (auto steps = search::heuristicSchedule(search::SearchTask(task.dag, target))) {
+      (*schedules)[task.key] = std::move(*steps);
+      ++n;
+    }
+  }
+  return n;
+}
+
 int guessUntuned(const frontend::ModelPlan& plan, const target::Target& target, uint64_t seed,
                  std::map<std::string, std::vector<sched::Step>>* schedules) {
   std::vector<size_t> todo;

@@ -246,8 +246,8 @@ ExportedModel exportModel(const std::string& modelPath, const target::Target& ta
     } else {
       spdlog::warn("task {} ({}, {}): no valid record in {}; exporting {}", t, k.task->ops, spec,
                    o.log.empty() ? std::string("a tuning log (no --log given)") : o.log,
-                   o.untuned.count(k.task->key) ? "the world model's guess"
-                                                : "the default schedule");
+                   o.untuned.count(k.task->key) ? "its " + o.untunedKind + " schedule"
+                                                : std::string("the default schedule"));
     }
     if (!k.record) {
       auto u = o.untuned.find(k.task->key);
@@ -255,8 +255,8 @@ ExportedModel exportModel(const std::string& modelPath, const target::Target& ta
         k.steps = u->second;
         k.guessed = lowerWith(k.task->dag, k.steps, &k.func, &why);
         if (!k.guessed)
-          spdlog::warn("task {}: the guessed schedule cannot be exported ({}); using the default",
-                       t, why);
+          spdlog::warn("task {}: the {} schedule cannot be exported ({}); using the default", t,
+                       o.untunedKind, why);
       }
       if (!k.guessed) {
         k.steps = sched::defaultSchedule(k.task->dag);
@@ -447,7 +447,10 @@ ExportedModel exportModel(const std::string& modelPath, const target::Target& ta
                         {"groups", k.task->weight},
                         {"arguments", args}};
     addScheduleJson(j, k.steps, k.record, o.log);
-    if (k.guessed) j["guessed"] = true; // the world model's pick, never measured
+    if (k.guessed) { // never measured
+      j["guessed"] = true;
+      j["untuned"] = o.untunedKind;
+    }
     m["kernels"].push_back(j);
     result.kernels.push_back({j["spec"], k.task->key, k.symbol, k.record != nullptr,
                               k.record ? k.record->median() : 0.0});

@@ -4,6 +4,7 @@
 #include <wm/schedule/steps.h>
 #include <wm/search/annotate.h>
 #include <wm/search/evolution.h>
+#include <wm/search/heuristic.h>
 #include <wm/support/error.h>
 
 #include <algorithm>
@@ -152,12 +153,21 @@ const OptionTable<EvolutionOptions>& evolutionOptionTable() {
       {"eps_greedy", "--eps-greedy", "Share of random picks per round", &E::epsGreedy, 0, 1},
       {"seed_fraction", "--seed-fraction",
        "Share of the population seeded from the best measured states", &E::seedFraction, 0, 1},
+      {"init_schedule",
+       "--init-schedule",
+       "heuristic: measure the task's heuristic schedule first and seed the population with it; "
+       "random: a random first population only (as Ansor)",
+       &E::initSchedule,
+       {"heuristic", "random"}},
   };
   return t;
 }
 
 EvolutionarySearch::EvolutionarySearch(const SearchTask& task, EvolutionOptions opts, uint64_t seed)
-    : task_(task), opts_(opts), rng_(seed), sketches_(generateSketches(task)) {}
+    : task_(task), opts_(opts), rng_(seed), sketches_(generateSketches(task)) {
+  if (opts_.initSchedule == "heuristic")
+    if (auto steps = heuristicSchedule(task_)) heuristic_ = replayed(task_, *steps);
+}
 
 std::vector<State> EvolutionarySearch::propose(int n, costmodel::CostModel& model,
                                                const std::unordered_set<std::string>& measured,
@@ -169,6 +179,7 @@ std::vector<State> EvolutionarySearch::propose(int n, costmodel::CostModel& mode
     std::string key = stepsToJson(s.steps());
     if (keys.insert(key).second) v.push_back(std::move(s));
   };
+  if (heuristic_) addTo(pop, inPop, *heuristic_);
   int seeds = static_cast<int>(opts_.seedFraction * opts_.population);
   for (size_t i = 0; i < bestMeasured.size() && static_cast<int>(pop.size()) < seeds; ++i)
     if (auto s = replayed(task_, bestMeasured[i])) addTo(pop, inPop, std::move(*s));
@@ -239,6 +250,10 @@ std::vector<State> EvolutionarySearch::propose(int n, costmodel::CostModel& mode
     chosen.insert(key);
     out.push_back(s);
   };
+  if (heuristic_ && heuristicFirst_) { // measured first, whatever the model thinks of it
+    std::string key = stepsToJson(heuristic_->steps());
+    if (!measured.count(key)) take(key, *heuristic_);
+  }
   for (auto& [score, key] : ranked) {
     if (static_cast<int>(out.size()) >= n - nRandom) break;
     take(key, best.at(key).second);
@@ -258,6 +273,7 @@ std::optional<std::vector<Step>> guessSchedule(const SearchTask& task, costmodel
                                                EvolutionOptions opts, uint64_t seed) {
   opts.epsGreedy = 0;
   EvolutionarySearch es(task, opts, seed);
+  es.measureHeuristicFirst(false); // the model's pick, among them the heuristic schedule
   auto best = es.propose(1, model, {}, {});
   if (best.empty()) return std::nullopt;
   return best.front().steps();

@@ -47,8 +47,11 @@ for model in resnet18 mobilenetv2 bert mlp; do
 done
 expect 0 'bench \(.*wmtune [0-9.]+ ms \(IQR [0-9.]+\), libtorch reference executor [0-9.]+ ms.*not a speed baseline' -- run "$M/mlp.onnx" --bench --repeat 3 --min-ms 5
 expect 0 'kernels: 4 kernels timed alone sum to [0-9.]+ ms' -- run "$M/mlp.onnx" --bench --repeat 3 --min-ms 5
-# tasks without a record: the world model's guess (default), or the naive schedule
-expect 0 '4 tasks \(0 tuned from the log, 4 guessed by the world model in [0-9.]+ s, 0 default schedules\)' -- run "$M/mlp.onnx"
+expect 0 '^ +[0-9.]+ ms +[0-9.]+% +[0-9.]+ GFLOP/s +x1 +heuristic +Gemm\+Relu' -- run "$M/mlp.onnx" --bench --repeat 3 --min-ms 5
+# tasks without a record: the heuristic schedule (default), the world model's guess, or the
+# naive schedule
+expect 0 '4 tasks \(0 tuned from the log, 4 heuristic, 0 default schedules\)' -- run "$M/mlp.onnx"
+expect 0 '4 tasks \(0 tuned from the log, 4 guessed by the world model in [0-9.]+ s, 0 default schedules\)' -- run "$M/mlp.onnx" --untuned guess
 expect 0 '4 tasks \(0 tuned from the log, 4 default schedules\)' -- run "$M/mlp.onnx" --untuned naive
 expect 2 "untuned" -- run "$M/mlp.onnx" --untuned best
 

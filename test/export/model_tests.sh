@@ -119,7 +119,7 @@ check_model mlp_static "$TMP/mlp_static" - "$TMP/mlp.npy"
 "$TMP/mlp_shared" open "$TMP/mlp.npy" 2>&1 | grep -q "weights are embedded in this library: give NULL" \
   && ok || bad "an embedded-weights library accepted a weights path"
 
-# ---- ResNet-18: default schedules, embedded weights ----
+# ---- ResNet-18: heuristic schedules (no log), embedded weights ----
 D="$TMP/resnet"
 "$WM" export "$MODELS/resnet18.onnx" -o "$D" --name net >"$TMP/export-r.txt" 2>&1 && ok \
   || { bad "export of ResNet-18 failed"; cat "$TMP/export-r.txt"; }
@@ -127,8 +127,8 @@ grep -q "no valid record" "$TMP/export-r.txt" && ok || bad "no warning for ResNe
 "$py" -c '
 import json, sys
 ks = json.load(open(sys.argv[1]))["kernels"]
-assert ks and all(k.get("guessed") is True and k["tuned"] is False for k in ks), ks
-' "$D/manifest.json" && ok || bad "ResNet-18 export: untuned kernels are not the world model guesses"
+assert ks and all(k.get("guessed") is True and k.get("untuned") == "heuristic" and k["tuned"] is False for k in ks), ks
+' "$D/manifest.json" && ok || bad "ResNet-18 export: untuned kernels are not the heuristic schedules"
 build_test "$D" "$TMP/resnet_shared"
 MODELS_OR_FILE="$MODELS/resnet18.onnx" RUN_LOG=""
 check_model resnet18 "$TMP/resnet_shared" - "$TMP/resnet18.npy"

@@ -11,6 +11,7 @@
 #include <wm/schedule/steps.h>
 #include <wm/search/annotate.h>
 #include <wm/search/evolution.h>
+#include <wm/search/heuristic.h>
 #include <wm/search/sketch.h>
 
 #include <catch2/catch.hpp>
@@ -154,4 +155,46 @@ TEST_CASE("every sampled or mutated state of every operator computes the referen
   CHECK(gpuOps >= static_cast<int>(testing::smallWorkloads().size()) * 3 / 4);
   CHECK(sampled > 500);
   CHECK(mutatedOk > 300);
+}
+
+TEST_CASE("the heuristic schedule of every operator is tiled and computes the reference result",
+          "[heuristic]") {
+  Rng rng(5);
+  int tiledVector = 0;
+  for (const auto& spec : testing::smallWorkloads()) {
+    auto w = parseWorkload(spec);
+    SearchTask task(w.dag, target::ansorCpuDefaults(2));
+    auto steps = heuristicSchedule(task);
+    INFO(spec);
+    REQUIRE(steps.has_value());
+    CHECK(sched::stepsToJson(*steps) == sched::stepsToJson(*heuristicSchedule(task)));
+    auto r = sched::replay(w.dag, *steps);
+    REQUIRE(r.error.empty());
+    INFO(sched::stepsToJson(*steps));
+    auto f = lower::lower(r.state);
+    auto inputs = ir::randomInputs(w.dag, rng.next());
+    auto expect = ir::evaluateOutputs(w.dag, inputs);
+    auto got = lower::runLowered(f, inputs);
+    for (size_t o = 0; o < got.size(); ++o)
+      REQUIRE(ir::maxRelativeError(got[o], expect[o]) <= 1e-4);
+    bool vectorized = false, split = false;
+    for (const auto& st : *steps) {
+      if (auto* a = std::get_if<sched::AnnotationStep>(&st))
+        vectorized |= a->annotation == sched::Annotation::Vectorize;
+      split |= std::holds_alternative<sched::SplitStep>(st);
+    }
+    tiledVector += vectorized && split;
+  }
+  CHECK(tiledVector >= 3);
+  // GEMM: the vector axis tiled by the lanes, the rows (register reuse) by a few.
+  auto g = parseWorkload("gemm:M=256,N=256,K=256");
+  SearchTask gt(g.dag, target::ansorCpuDefaults(2));
+  auto gs = heuristicSchedule(gt);
+  REQUIRE(gs.has_value());
+  std::string json = sched::stepsToJson(*gs);
+  INFO(json);
+  CHECK(json.find("[1,8,16]") != std::string::npos); // N: S1=1, S2=8, S3=16 lanes (AVX-512)
+  CHECK(json.find("[1,4,8]") != std::string::npos);  // M: S2=4, S3=8 rows
+  CHECK(json.find("vectorize") != std::string::npos);
+  CHECK(json.find("parallel") != std::string::npos);
 }

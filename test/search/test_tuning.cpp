@@ -6,6 +6,7 @@
 #include <wm/schedule/steps.h>
 #include <wm/search/annotate.h>
 #include <wm/search/evolution.h>
+#include <wm/search/heuristic.h>
 #include <wm/search/tuner.h>
 #include <wm/support/error.h>
 
@@ -294,4 +295,30 @@ TEST_CASE("guessSchedule picks the best-scored state it saw, the same for the sa
   for (auto& [k, v] : a.seen) best = std::max(best, v);
   REQUIRE(a.seen.size() > 32);
   CHECK(a.seen.at(sched::stepsToJson(*ga)) == best);
+}
+
+TEST_CASE("with init_schedule heuristic the first proposal is the heuristic schedule",
+          "[heuristic][tune]") {
+  auto w = parseWorkload("gemm:M=64,N=64,K=64");
+  SearchTask task(w.dag, target::ansorCpuDefaults(2));
+  RecordingModel model;
+  EvolutionOptions opts;
+  opts.population = 64;
+  opts.generations = 1;
+  auto h = heuristicSchedule(task);
+  REQUIRE(h.has_value());
+  std::string hk = sched::stepsToJson(*h);
+  EvolutionarySearch es(task, opts, 3);
+  auto first = es.propose(8, model, {}, {});
+  REQUIRE(!first.empty());
+  CHECK(sched::stepsToJson(first.front().steps()) == hk);
+  // Once measured it is not proposed again; with "random" it is not forced in.
+  auto next = es.propose(8, model, {hk}, {});
+  for (const auto& s : next) CHECK(sched::stepsToJson(s.steps()) != hk);
+  opts.initSchedule = "random";
+  EvolutionarySearch plain(task, opts, 3);
+  int found = 0;
+  for (const auto& s : plain.propose(8, model, {}, {}))
+    found += sched::stepsToJson(s.steps()) == hk;
+  CHECK(found == 0);
 }

@@ -34,9 +34,10 @@ struct ExportOptions {
   std::string ar;               ///< archiver of --static (empty: $AR, else "ar")
   std::string version;          ///< wmtune's version, for the manifest
   /// A model's tasks without a valid record: their schedules by task key (`wmtune export
-  /// --untuned guess` puts the world model's picks here, as `wmtune run` uses them); a task
-  /// not here gets the default schedule.
+  /// --untuned heuristic|guess` puts the heuristic schedules or the world model's picks here,
+  /// as `wmtune run` uses them); a task not here gets the default schedule.
   std::map<std::string, std::vector<sched::Step>> untuned;
+  std::string untunedKind = "heuristic"; ///< where `untuned` came from (for the manifest)
 };
 
 /// What was exported, per kernel (also in the manifest).

@@ -1,7 +1,7 @@
 // Evolutionary search (Ansor's): a population of random annotations of the task's sketches
-// (plus the best measured states), evolved for a few generations by weighted mutations with
-// parents drawn in proportion to the cost model's score; the best-scored states not yet
-// measured are proposed, with an epsilon share of random ones. Every parameter is in
+// (plus the best measured states and the heuristic schedule), evolved for a few generations by
+// weighted mutations with parents drawn in proportion to the cost model's score; the best-scored
+// states not yet measured are proposed, with an epsilon share of random ones. Every parameter is in
 // EvolutionOptions (flags of `wmtune tune`).
 #pragma once
 
@@ -23,6 +23,9 @@ struct EvolutionOptions {
   double mutationProb = 0.85;
   double epsGreedy = 0.05;
   double seedFraction = 0.2; ///< share of the population seeded from the best measured states
+  /// "heuristic": the task's heuristic schedule (heuristic.h) is measured first and seeds the
+  /// population; "random": the first population is random alone (Ansor's).
+  std::string initSchedule = "heuristic";
 };
 const OptionTable<EvolutionOptions>& evolutionOptionTable();
 
@@ -38,12 +41,17 @@ public:
                                     const std::unordered_set<std::string>& measured,
                                     const std::vector<std::vector<sched::Step>>& bestMeasured);
   const std::vector<Sketch>& sketches() const { return sketches_; }
+  /// Whether propose() puts the unmeasured heuristic schedule first whatever its score
+  /// (default); when not, it only joins the population.
+  void measureHeuristicFirst(bool on) { heuristicFirst_ = on; }
 
 private:
   const SearchTask& task_;
   EvolutionOptions opts_;
   Rng rng_;
   std::vector<Sketch> sketches_;
+  std::optional<sched::State> heuristic_; ///< initSchedule "heuristic": its state, if any
+  bool heuristicFirst_ = true;
 };
 
 /// A schedule for a task nothing was measured of (`wmtune run` without a log record): the best

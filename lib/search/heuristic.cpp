@@ -1,0 +1,236 @@
+// The heuristic schedule (see heuristic.h).
+#include <wm/ir/visitor.h>
+#include <wm/schedule/steps.h>
+#include <wm/search/heuristic.h>
+#include <wm/search/sketch.h>
+
+#include <algorithm>
+
+namespace wm::search {
+
+using namespace wm::sched;
+
+namespace {
+
+// Rules of thumb for the tile sizes (elements of fp32).
+constexpr int64_t kRowsPerRegisterTile = 8; ///< register-reuse axis, innermost level
+constexpr int64_t kRowsPerCacheTile = 32;   ///< register-reuse axis, both inner levels
+constexpr int64_t kColsPerCacheTile = 128;  ///< vector axis, both inner levels
+constexpr int64_t kReducePerTile = 32;      ///< product of the inner reduction tiles
+constexpr int64_t kUnrollMaxStep = 64;
+
+int64_t largestDivisorAtMost(int64_t n, int64_t limit) {
+  for (int64_t d = std::min(n, std::max<int64_t>(limit, 1)); d > 1; --d)
+    if (n % d == 0) return d;
+  return 1;
+}
+
+bool mentions(const ir::Expr& e, const ir::VarNode* v) {
+  bool found = false;
+  ir::postOrderVisit(e, [&](const ir::Expr& x) { found |= x.as<ir::VarNode>() == v; });
+  return found;
+}
+
+// The tile lengths of one multi-level tiled stage: per spatial axis its inner parts (S1, S2,
+// S3), per reduction axis its inner part; the outermost parts take the rest.
+struct TilePlan {
+  std::vector<std::vector<int64_t>> spatial;
+  std::vector<int64_t> reduce;
+};
+
+TilePlan planTiles(const ir::OperationNode& op, const target::Target& hw) {
+  int n = static_cast<int>(op.axes.size());
+  TilePlan p;
+  p.spatial.assign(n, {1, 1, 1});
+  // The vector axis: the innermost spatial axis longer than 1.
+  int v = n - 1;
+  while (v > 0 && op.axes[v].extent <= 1) --v;
+  if (v < 0) return p;
+  // The input read contiguously along it, and the axis that input does not depend on: its
+  // vector is reused across that axis (GEMM: the rows of A; convolution: output channels).
+  const ir::VarNode* vv = op.axes[v].var.node();
+  std::vector<std::vector<ir::Expr>> vectorReads;
+  if (op.body.defined())
+    ir::postOrderVisit(op.body, [&](const ir::Expr& x) {
+      if (auto* r = x.as<ir::TensorReadNode>())
+        if (!r->indices.empty() && mentions(r->indices.back(), vv))
+          vectorReads.push_back(r->indices);
+    });
+  int reuse = -1;
+  for (int d = n - 1; d >= 0 && reuse < 0; --d) {
+    if (d == v || op.axes[d].extent <= 1) continue;
+    bool used = false;
+    for (const auto& idx : vectorReads)
+      for (const auto& e : idx) used |= mentions(e, op.axes[d].var.node());
+    if (!used) reuse = d;
+  }
+  int64_t lanes = std::max(1, hw.vectorBytes / 4);
+  int64_t ve = op.axes[v].extent;
+  int64_t v3 = largestDivisorAtMost(ve, lanes);
+  int64_t v2 = largestDivisorAtMost(ve / v3, kColsPerCacheTile / v3);
+  int64_t r3 = 1, r2 = 1;
+  if (reuse >= 0) {
+    int64_t re = op.axes[reuse].extent;
+    r3 = largestDivisorAtMost(re, kRowsPerRegisterTile);
+    r2 = largestDivisorAtMost(re / r3, kRowsPerCacheTile / r3);
+  }
+  // Enough outer tiles for the parallel loop: give the cache tiles back first.
+  auto outer = [&] {
+    int64_t deg = 1;
+    for (int d = 0; d < n; ++d) {
+      int64_t inner = d == v ? v2 * v3 : d == reuse ? r2 * r3 : 1;
+      deg *= op.axes[d].extent / inner;
+    }
+    return deg;
+  };
+  int64_t want = 4 * int64_t(hw.cores);
+  while (outer() < want) {
+    if (r2 > 1)
+      r2 = largestDivisorAtMost(r2, r2 / 2);
+    else if (v2 > 1)
+      v2 = largestDivisorAtMost(v2, v2 / 2);
+    else if (r3 > 1)
+      r3 = largestDivisorAtMost(r3, r3 / 2);
+    else
+      break;
+  }
+  p.spatial[v] = {1, v2, v3};
+  if (reuse >= 0) p.spatial[reuse] = {1, r2, r3};
+  // Reductions: the innermost axes whole while they fit (kernel windows), then a block.
+  p.reduce.assign(op.reduceAxes.size(), 1);
+  int64_t budget = kReducePerTile;
+  for (int r = static_cast<int>(op.reduceAxes.size()) - 1; r >= 0 && budget > 1; --r) {
+    int64_t f = largestDivisorAtMost(op.reduceAxes[r].extent, budget);
+    p.reduce[r] = f;
+    budget /= f;
+  }
+  return p;
+}
+
+// The sketch's open split lengths filled by the plan of the stage each split tiles, replayed
+// step by step (a split names its loop by its position at that time).
+std::optional<State> fillTiles(const SearchTask& task, const Sketch& sketch) {
+  State s(task.dag);
+  for (Step st : sketch.steps) {
+    if (auto* sp = std::get_if<SplitStep>(&st)) {
+      if (std::find(sp->lengths.begin(), sp->lengths.end(), 0) != sp->lengths.end()) {
+        const StageNode& stage = s.stage(sp->stage);
+        int id = stage.leaves.at(sp->iter);
+        auto plan = planTiles(*stage.op, task.target);
+        std::vector<int64_t> lengths;
+        if (id < stage.numSpatialRoot)
+          lengths = plan.spatial.at(id);
+        else if (id < stage.numRoot)
+          lengths = {plan.reduce.at(id - stage.numSpatialRoot)};
+        else // a fused reduction (rfactor): a vector of partial sums
+          lengths = {largestDivisorAtMost(sp->extent, std::max(1, task.target.vectorBytes / 4))};
+        lengths.resize(sp->lengths.size(), 1);
+        // Lengths beyond the extent do not divide it: keep only what divides.
+        int64_t rest = sp->extent;
+        for (auto& l : lengths) {
+          l = rest % l == 0 ? l : 1;
+          rest /= l;
+        }
+        sp->lengths = lengths;
+      }
+    }
+    if (!applyStep(s, st).empty()) return std::nullopt;
+  }
+  return s;
+}
+
+// Ansor's parallel rule: outer spatial loops fused up to 16 x cores, the result parallel.
+bool parallelize(State& s, int i, const target::Target& hw) {
+  const auto& st = s.stage(i);
+  int64_t degree = 1;
+  int count = 0;
+  for (int p = 0; p < st.numLeaves(); ++p) {
+    const auto& it = st.leaf(p);
+    if (it.kind != IterKind::Spatial || it.annotation != Annotation::None || it.extent <= 0) break;
+    if (degree > 16 * int64_t(hw.cores)) break;
+    bool attachPoint = false;
+    for (int j = 0; j < s.numStages(); ++j)
+      if (s.stage(j).loc == ComputeLoc::At && s.stage(j).attachStage == i &&
+          s.stage(j).attachIter == st.leaves[p])
+        attachPoint = true;
+    degree *= it.extent;
+    ++count;
+    if (attachPoint) break;
+  }
+  if (count == 0 || degree <= 1) return true;
+  std::vector<int> iters;
+  for (int p = 0; p < count; ++p) iters.push_back(p);
+  if (count > 1 && !applyStep(s, FuseStep{i, iters}).empty()) return false;
+  return applyStep(s, AnnotationStep{i, 0, Annotation::Parallel}).empty();
+}
+
+// Ansor's vectorize rule: innermost spatial loops fused while at most the vector lanes.
+bool vectorize(State& s, int i, const target::Target& hw) {
+  const auto& st = s.stage(i);
+  int n = st.numLeaves();
+  int64_t lanes = 1, limit = std::max(1, hw.vectorBytes / 4);
+  int count = 0;
+  for (int p = n - 1; p >= 0; --p) {
+    const auto& it = st.leaf(p);
+    if (it.kind != IterKind::Spatial || it.annotation != Annotation::None || it.extent <= 0) break;
+    if (lanes * it.extent > limit) break;
+    bool attachPoint = false;
+    for (int j = 0; j < s.numStages(); ++j)
+      if (s.stage(j).loc == ComputeLoc::At && s.stage(j).attachStage == i &&
+          s.stage(j).attachIter == st.leaves[p])
+        attachPoint = true;
+    if (attachPoint) break;
+    lanes *= it.extent;
+    ++count;
+  }
+  if (count == 0 || lanes <= 1) return true;
+  std::vector<int> iters;
+  for (int p = n - count; p < n; ++p) iters.push_back(p);
+  if (count > 1 && !applyStep(s, FuseStep{i, iters}).empty()) return false;
+  return applyStep(s, AnnotationStep{i, n - count, Annotation::Vectorize}).empty();
+}
+
+std::optional<State> annotateFixed(const SearchTask& task, State s) {
+  for (int i = 0; i < s.numStages(); ++i) {
+    const auto& st = s.stage(i);
+    if (st.isPlaceholder() || st.loc == ComputeLoc::Inlined) continue;
+    if (st.loc == ComputeLoc::Root && !parallelize(s, i, task.target)) return std::nullopt;
+    if (s.stage(i).op->hasReduction() && s.stage(i).numLeaves() > 0 &&
+        !applyStep(s, PragmaStep{i, 0, "auto_unroll_max_step", kUnrollMaxStep}).empty())
+      return std::nullopt;
+    if (!vectorize(s, i, task.target)) return std::nullopt;
+  }
+  if (!s.concrete()) return std::nullopt;
+  return s;
+}
+
+// Which sketch: no rfactor, a local accumulator (cache write), the consumer fused deepest.
+std::tuple<int, int, int> preference(const Sketch& k) {
+  int rfactor = 0, cacheWrite = 0, level = 0;
+  for (const auto& st : k.steps) {
+    rfactor |= std::holds_alternative<RfactorStep>(st);
+    cacheWrite |= std::holds_alternative<CacheWriteStep>(st);
+    if (auto* f = std::get_if<FollowSplitStep>(&st)) level = std::max(level, f->nSplit);
+  }
+  return {-rfactor, cacheWrite, level};
+}
+
+} // namespace
+
+std::optional<std::vector<Step>> heuristicSchedule(const SearchTask& task) {
+  if (task.gpu()) return std::nullopt;
+  auto sketches = generateSketches(task);
+  std::vector<size_t> order(sketches.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return preference(sketches[a]) > preference(sketches[b]);
+  });
+  for (size_t i : order) {
+    auto filled = fillTiles(task, sketches[i]);
+    if (!filled) continue;
+    if (auto s = annotateFixed(task, std::move(*filled))) return s->steps();
+  }
+  return std::nullopt;
+}
+
+} // namespace wm::search
