@@ -25,9 +25,8 @@ std::vector<int64_t> divisors(int64_t n) {
   return d;
 }
 
-// Ansor's Parallel rule on a root stage: fuse outer spatial loops (up to a reduction or
-// annotated loop, a degree above 16 x cores, or a loop with stages computed at it) and mark
-// the fused loop parallel.
+} // namespace
+
 bool parallelize(State& s, int i, const target::Target& hw) {
   const auto& st = s.stage(i);
   int64_t degree = 1;
@@ -52,9 +51,7 @@ bool parallelize(State& s, int i, const target::Target& hw) {
   return applyStep(s, AnnotationStep{i, 0, Annotation::Parallel}).empty();
 }
 
-// Ansor's Vectorization rule: fuse innermost spatial loops while the product stays <= 16 and
-// vectorize the result.
-bool vectorize(State& s, int i) {
+bool vectorize(State& s, int i, int64_t maxLanes) {
   const auto& st = s.stage(i);
   int n = st.numLeaves();
   int64_t lanes = 1;
@@ -62,7 +59,7 @@ bool vectorize(State& s, int i) {
   for (int p = n - 1; p >= 0; --p) {
     const auto& it = st.leaf(p);
     if (it.kind != IterKind::Spatial || it.annotation != Annotation::None || it.extent <= 0) break;
-    if (lanes * it.extent > 16) break;
+    if (lanes * it.extent > maxLanes) break;
     bool attachPoint = false;
     for (int j = 0; j < s.numStages(); ++j)
       if (s.stage(j).loc == ComputeLoc::At && s.stage(j).attachStage == i &&
@@ -78,6 +75,8 @@ bool vectorize(State& s, int i) {
   if (count > 1 && !applyStep(s, FuseStep{i, iters}).empty()) return false;
   return applyStep(s, AnnotationStep{i, n - count, Annotation::Vectorize}).empty();
 }
+
+namespace {
 
 // GPU thread binding of a multi-level tiled stage (SSSRRSRS): level 0 -> blockIdx.x,
 // level 1 -> vthread, level 2 -> threadIdx.x. Other root stages: all spatial loops fused and
@@ -257,7 +256,7 @@ std::optional<State> annotate(const SearchTask& task, const Sketch& sketch, Rng&
       int64_t v = unroll[rng.uniformInt(0, static_cast<int64_t>(unroll.size()) - 1)];
       if (!applyStep(s, PragmaStep{i, 0, "auto_unroll_max_step", v}).empty()) return std::nullopt;
     }
-    if (!task.gpu() && !vectorize(s, i)) return std::nullopt;
+    if (!task.gpu() && !vectorize(s, i, 16)) return std::nullopt;
   }
   // 6. GPU: shared stages are fetched by the block's threads together.
   if (task.gpu() && !fetchSharedCooperatively(s)) return std::nullopt;

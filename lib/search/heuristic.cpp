@@ -1,6 +1,7 @@
 // The heuristic schedule (see heuristic.h).
 #include <wm/ir/visitor.h>
 #include <wm/schedule/steps.h>
+#include <wm/search/annotate.h>
 #include <wm/search/heuristic.h>
 #include <wm/search/sketch.h>
 
@@ -139,57 +140,6 @@ std::optional<State> fillTiles(const SearchTask& task, const Sketch& sketch) {
   return s;
 }
 
-// Ansor's parallel rule: outer spatial loops fused up to 16 x cores, the result parallel.
-bool parallelize(State& s, int i, const target::Target& hw) {
-  const auto& st = s.stage(i);
-  int64_t degree = 1;
-  int count = 0;
-  for (int p = 0; p < st.numLeaves(); ++p) {
-    const auto& it = st.leaf(p);
-    if (it.kind != IterKind::Spatial || it.annotation != Annotation::None || it.extent <= 0) break;
-    if (degree > 16 * int64_t(hw.cores)) break;
-    bool attachPoint = false;
-    for (int j = 0; j < s.numStages(); ++j)
-      if (s.stage(j).loc == ComputeLoc::At && s.stage(j).attachStage == i &&
-          s.stage(j).attachIter == st.leaves[p])
-        attachPoint = true;
-    degree *= it.extent;
-    ++count;
-    if (attachPoint) break;
-  }
-  if (count == 0 || degree <= 1) return true;
-  std::vector<int> iters;
-  for (int p = 0; p < count; ++p) iters.push_back(p);
-  if (count > 1 && !applyStep(s, FuseStep{i, iters}).empty()) return false;
-  return applyStep(s, AnnotationStep{i, 0, Annotation::Parallel}).empty();
-}
-
-// Ansor's vectorize rule: innermost spatial loops fused while at most the vector lanes.
-bool vectorize(State& s, int i, const target::Target& hw) {
-  const auto& st = s.stage(i);
-  int n = st.numLeaves();
-  int64_t lanes = 1, limit = std::max(1, hw.vectorBytes / 4);
-  int count = 0;
-  for (int p = n - 1; p >= 0; --p) {
-    const auto& it = st.leaf(p);
-    if (it.kind != IterKind::Spatial || it.annotation != Annotation::None || it.extent <= 0) break;
-    if (lanes * it.extent > limit) break;
-    bool attachPoint = false;
-    for (int j = 0; j < s.numStages(); ++j)
-      if (s.stage(j).loc == ComputeLoc::At && s.stage(j).attachStage == i &&
-          s.stage(j).attachIter == st.leaves[p])
-        attachPoint = true;
-    if (attachPoint) break;
-    lanes *= it.extent;
-    ++count;
-  }
-  if (count == 0 || lanes <= 1) return true;
-  std::vector<int> iters;
-  for (int p = n - count; p < n; ++p) iters.push_back(p);
-  if (count > 1 && !applyStep(s, FuseStep{i, iters}).empty()) return false;
-  return applyStep(s, AnnotationStep{i, n - count, Annotation::Vectorize}).empty();
-}
-
 std::optional<State> annotateFixed(const SearchTask& task, State s) {
   for (int i = 0; i < s.numStages(); ++i) {
     const auto& st = s.stage(i);
@@ -198,7 +148,7 @@ std::optional<State> annotateFixed(const SearchTask& task, State s) {
     if (s.stage(i).op->hasReduction() && s.stage(i).numLeaves() > 0 &&
         !applyStep(s, PragmaStep{i, 0, "auto_unroll_max_step", kUnrollMaxStep}).empty())
       return std::nullopt;
-    if (!vectorize(s, i, task.target)) return std::nullopt;
+    if (!vectorize(s, i, std::max(1, task.target.vectorBytes / 4))) return std::nullopt;
   }
   if (!s.concrete()) return std::nullopt;
   return s;

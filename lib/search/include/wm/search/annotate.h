@@ -19,6 +19,15 @@ namespace wm::search {
 /// nullopt if the draw was invalid.
 std::optional<sched::State> annotate(const SearchTask& task, const Sketch& sketch, Rng& rng);
 
+/// CPU: Ansor's Parallel rule on root stage i: outer spatial loops fused (up to a reduction or
+/// annotated loop, a degree above 16 x cores, or a loop with stages computed at it), the fused
+/// loop parallel; false when a step fails.
+bool parallelize(sched::State& s, int i, const target::Target& hw);
+
+/// CPU: Ansor's Vectorization rule on stage i: innermost spatial loops fused while their
+/// product stays <= maxLanes, the result vectorized; false when a step fails.
+bool vectorize(sched::State& s, int i, int64_t maxLanes);
+
 /// GPU: Ansor's cooperative fetching of every shared stage (its spatial loops fused, split by
 /// the block's thread count, the inner part bound to threadIdx.x); false when a step fails.
 bool fetchSharedCooperatively(sched::State& s);
