@@ -78,7 +78,8 @@ void printModel(const frontend::Program& p, const frontend::ModelPlan& plan) {
   std::cout << "model " << p.path << " (opset " << p.opset << ")\n";
   std::cout << "  " << p.numOnnxNodes << " ONNX nodes: " << p.numFolded << " folded to constants, "
             << p.numViews << " views, " << p.numBatchNormsFolded
-            << " batch norms folded into convs, " << p.nodes.size() << " computed\n";
+            << " batch norms folded into convs, " << p.numWeightsTransposed
+            << " Gemm weights transposed, " << p.nodes.size() << " computed\n";
   std::cout << "  " << plan.groups.size() << " fused subgraphs, " << plan.tasks.size() << " tasks, "
             << withThousands(total) << " FLOPs per inference\n\n";
   std::cout << "  " << std::left << std::setw(4) << "#" << std::setw(18) << "key" << std::setw(36)
@@ -113,10 +114,15 @@ nlohmann::json modelJson(const frontend::Program& p, const frontend::ModelPlan& 
   for (auto& g : plan.groups)
     groups.push_back(
         {{"ops", g.ops}, {"task", plan.tasks[g.task].key}, {"output", p.values[g.output].name}});
-  return {
-      {"model", p.path},       {"opset", p.opset},    {"onnx_nodes", p.numOnnxNodes},
-      {"folded", p.numFolded}, {"views", p.numViews}, {"batch_norms_folded", p.numBatchNormsFolded},
-      {"tasks", tasks},        {"groups", groups}};
+  return {{"model", p.path},
+          {"opset", p.opset},
+          {"onnx_nodes", p.numOnnxNodes},
+          {"folded", p.numFolded},
+          {"views", p.numViews},
+          {"batch_norms_folded", p.numBatchNormsFolded},
+          {"weights_transposed", p.numWeightsTransposed},
+          {"tasks", tasks},
+          {"groups", groups}};
 }
 
 } // namespace

@@ -13,11 +13,14 @@ using namespace wm::sched;
 
 namespace {
 
-// Rules of thumb for the tile sizes (elements of fp32).
-constexpr int64_t kRowsPerRegisterTile = 8; ///< register-reuse axis, innermost level
-constexpr int64_t kRowsPerCacheTile = 32;   ///< register-reuse axis, both inner levels
-constexpr int64_t kColsPerCacheTile = 128;  ///< vector axis, both inner levels
-constexpr int64_t kReducePerTile = 32;      ///< product of the inner reduction tiles
+// Rules of thumb for the tile sizes (elements of fp32). The register tile is rows x vectors
+// accumulators (16 of the 32 vector registers: enough independent FMAs to cover their
+// latency on two ports, and each loaded vector used by every row).
+constexpr int64_t kAccumulators = 16;      ///< vector accumulators of the register tile
+constexpr int64_t kVectorsPerRow = 4;      ///< vectors along the vector axis, innermost level
+constexpr int64_t kRowsPerCacheTile = 128; ///< register-reuse axis, both inner levels
+constexpr int64_t kColsPerCacheTile = 512; ///< vector axis, both inner levels
+constexpr int64_t kReducePerTile = 64;     ///< product of the inner reduction tiles
 constexpr int64_t kUnrollMaxStep = 64;
 
 int64_t largestDivisorAtMost(int64_t n, int64_t limit) {
@@ -67,12 +70,16 @@ TilePlan planTiles(const ir::OperationNode& op, const target::Target& hw) {
   }
   int64_t lanes = std::max(1, hw.vectorBytes / 4);
   int64_t ve = op.axes[v].extent;
-  int64_t v3 = largestDivisorAtMost(ve, lanes);
+  // Whole vectors when the extent allows and an input is read contiguously along the axis
+  // (else its lanes are gathered: one vector at most), else the longest part of one vector.
+  int64_t v3 = ve % lanes == 0 && !vectorReads.empty()
+                   ? lanes * largestDivisorAtMost(ve / lanes, kVectorsPerRow)
+                   : largestDivisorAtMost(ve, lanes);
   int64_t v2 = largestDivisorAtMost(ve / v3, kColsPerCacheTile / v3);
   int64_t r3 = 1, r2 = 1;
   if (reuse >= 0) {
     int64_t re = op.axes[reuse].extent;
-    r3 = largestDivisorAtMost(re, kRowsPerRegisterTile);
+    r3 = largestDivisorAtMost(re, kAccumulators / ((v3 + lanes - 1) / lanes));
     r2 = largestDivisorAtMost(re / r3, kRowsPerCacheTile / r3);
   }
   // Enough outer tiles for the parallel loop: give the cache tiles back first.
@@ -148,7 +155,8 @@ std::optional<State> annotateFixed(const SearchTask& task, State s) {
     if (s.stage(i).op->hasReduction() && s.stage(i).numLeaves() > 0 &&
         !applyStep(s, PragmaStep{i, 0, "auto_unroll_max_step", kUnrollMaxStep}).empty())
       return std::nullopt;
-    if (!vectorize(s, i, std::max(1, task.target.vectorBytes / 4))) return std::nullopt;
+    if (!vectorize(s, i, kVectorsPerRow * std::max(1, task.target.vectorBytes / 4)))
+      return std::nullopt;
   }
   if (!s.concrete()) return std::nullopt;
   return s;

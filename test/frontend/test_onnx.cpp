@@ -139,6 +139,47 @@ TEST_CASE("conv + batch norm + relu: the batch norm folds into the conv and the 
   CHECK(ir::maxRelativeError(got, want) < 1e-5);
 }
 
+TEST_CASE("Gemm with transB and a constant B: B is stored transposed and the result is unchanged",
+          "[onnx]") {
+  GraphBuilder b;
+  b.input("x", {3, 5});
+  auto w = b.weight("w", {4, 5}); // N x K, read transposed
+  auto bias = b.weight("bias", {4});
+  b.node("Gemm", {"x", "w", "bias"}, {"y"}).attrs["transB"] = GraphBuilder::intAttr(1);
+  b.input("z", {4, 5});
+  b.node("Gemm", {"x", "z"}, {"y2"}).attrs["transB"] = GraphBuilder::intAttr(1); // not constant
+  b.output("y");
+  b.output("y2");
+  Program p = buildProgram(b.g);
+  REQUIRE(p.numWeightsTransposed == 1);
+  const PNode& gemm = p.nodes.at(0);
+  CHECK(gemm.node.attrs.at("transB").i == 0);
+  const PValue& wt = p.values.at(gemm.inputs.at(1));
+  REQUIRE(wt.constant);
+  CHECK(wt.shape == ir::Shape{5, 4});
+  CHECK(wt.constant->values()[1 * 4 + 2] == w.values()[2 * 5 + 1]); // wt[k=1][n=2] = w[2][1]
+  CHECK(p.nodes.at(1).node.attrs.at("transB").i == 1);
+
+  Rng rng(5);
+  auto x = ir::NDArray::random(ir::DType::F32, {3, 5}, rng);
+  auto z = ir::NDArray::random(ir::DType::F32, {4, 5}, rng);
+  ModelPlan plan = planModel(p);
+  auto got = interpretPlan(p, plan, {x, z});
+  ir::NDArray want(ir::DType::F32, {3, 4}), want2(ir::DType::F32, {3, 4});
+  for (int64_t i = 0; i < 3; ++i)
+    for (int64_t n = 0; n < 4; ++n) {
+      double s = bias.values()[n], s2 = 0;
+      for (int64_t k = 0; k < 5; ++k) {
+        s += x.values()[i * 5 + k] * w.values()[n * 5 + k];
+        s2 += x.values()[i * 5 + k] * z.values()[n * 5 + k];
+      }
+      want.set(i * 4 + n, s);
+      want2.set(i * 4 + n, s2);
+    }
+  CHECK(ir::maxRelativeError(got.at(p.outputs[0]), want) < 1e-5);
+  CHECK(ir::maxRelativeError(got.at(p.outputs[1]), want2) < 1e-5);
+}
+
 TEST_CASE("Shape/Gather/Unsqueeze/Concat chains fold; Reshape and Flatten are views, not kernels",
           "[onnx]") {
   GraphBuilder b;

@@ -98,6 +98,7 @@ public:
       p_.outputs.push_back(v);
     }
     foldBatchNorms();
+    transposeGemmWeights();
     return std::move(p_);
   }
 
@@ -312,6 +313,32 @@ private:
     for (auto& v : p_.values) v.producer = -1;
     for (size_t i = 0; i < p_.nodes.size(); ++i)
       p_.values[p_.nodes[i].output].producer = static_cast<int>(i);
+  }
+
+  // Gemm with transB and a constant B: B transposed once here, so that the kernel reads it
+  // along the output's columns (contiguous vectors) instead of one column per K-row stride.
+  void transposeGemmWeights() {
+    for (PNode& pn : p_.nodes) {
+      auto tb = pn.node.attrs.find("transB");
+      if (pn.node.op != "Gemm" || tb == pn.node.attrs.end() || tb->second.i == 0 ||
+          pn.inputs.size() < 2 || pn.inputs[1] < 0)
+        continue;
+      const PValue& b = p_.values[pn.inputs[1]];
+      if (!b.constant || b.shape.size() != 2 || b.dtype != DType::F32) continue;
+      int64_t N = b.shape[0], K = b.shape[1];
+      const NDArray& w = *b.constant;
+      NDArray t(w.dtype(), {K, N});
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t k = 0; k < K; ++k) t.set(k * N + n, w.values()[n * K + k]);
+      PValue tv;
+      tv.name = b.name + ".transposed";
+      tv.dtype = t.dtype();
+      tv.shape = t.shape();
+      tv.constant = std::move(t);
+      pn.inputs[1] = add(std::move(tv));
+      tb->second.i = 0;
+      ++p_.numWeightsTransposed;
+    }
   }
 
   const Graph& g_;

@@ -43,6 +43,7 @@ struct Program {
   std::vector<PNode> nodes; ///< topological order, one output each
   std::vector<int> inputs, outputs;
   int numOnnxNodes = 0, numFolded = 0, numViews = 0, numBatchNormsFolded = 0;
+  int numWeightsTransposed = 0; ///< Gemm weights (transB) stored transposed
 
   /// The value whose bytes v lives in (itself unless v is a view).
   int root(int v) const { return values[v].aliasOf >= 0 ? values[v].aliasOf : v; }
