@@ -47,6 +47,23 @@ namespace {
 // A vectorized loop whose body is a sequence of stores becomes vector code: contiguous
 // accesses are vector loads/stores, others go lane by lane. Anything else (nested loops,
 // guards) is left to LLVM's loop vectorizer through metadata.
+bool storesOnly(const Stmt& s);
+
+// Structural equality of index expressions (conservative: other kinds compare unequal).
+bool sameExpr(const Expr& a, const Expr& b) {
+  if (a.get() == b.get()) return true;
+  if (!a.defined() || !b.defined() || a.kind() != b.kind() || a.dtype() != b.dtype()) return false;
+  switch (a.kind()) {
+  case ExprKind::IntImm: return a.as<IntImmNode>()->value == b.as<IntImmNode>()->value;
+  case ExprKind::Var: return a.as<VarNode>() == b.as<VarNode>();
+  case ExprKind::Binary: {
+    auto *x = a.as<BinaryNode>(), *y = b.as<BinaryNode>();
+    return x->op == y->op && sameExpr(x->a, y->a) && sameExpr(x->b, y->b);
+  }
+  default: return false;
+  }
+}
+
 bool storesOnly(const Stmt& s) {
   if (auto* q = s.as<SeqNode>()) {
     for (auto& x : q->stmts)
@@ -161,9 +178,11 @@ void LoopEmitter::forLoop(const ForNode* n) {
   case ForKind::Parallel: return parallelLoop(n);
   case ForKind::ThreadBound: return threadBoundLoop(n);
   case ForKind::Vectorized:
-    if (tryVectorLoop(n)) return;
+    if (tryVectorLoop(n, false)) return;
     return serialLoop(n);
   case ForKind::Serial:
+    if (unrolledAsVector(n)) return;
+    return serialLoop(n);
   case ForKind::Unrolled: return serialLoop(n);
   }
 }
@@ -473,9 +492,53 @@ llvm::Value* LoopEmitter::floorDivMod(llvm::Value* a, llvm::Value* c, bool mod) 
 }
 
 // ---- explicit vectorization ----
-bool LoopEmitter::tryVectorLoop(const ForNode* n) {
-  if (n->forKind != ForKind::Vectorized || n->extent < 2 || n->extent > kMaxVectorLanes ||
-      lane_.var)
+// An innermost serial loop that auto_unroll_max_step unrolls whole is, after LLVM's full
+// unroll (which runs before its loop vectorizer), straight-line scalar code that the SLP
+// vectorizer packs badly (gathers and scatters across rows: a 64-wide GEMM register tile ran
+// 75x slower than the same loop annotated vectorize). TVM's code gets vectors there from LLVM;
+// here the loop becomes explicit vectors when that is what its unrolled copies are: every
+// store contiguous along the loop (no reduction over it), every load contiguous or invariant,
+// and a stored buffer read only where the same iteration stores it (no dependence between
+// iterations).
+bool LoopEmitter::unrolledAsVector(const ForNode* n) {
+  if (!vectorizeUnrolledLoops() || lane_.var || n->extent < 4 || n->extent > kMaxVectorLanes ||
+      unrollBudget_ <= 0 || !storesOnly(n->body) ||
+      n->extent * std::max<int64_t>(1, nestSteps(n->body)) > unrollBudget_)
+    return false;
+  std::vector<const StoreNode*> stores;
+  std::function<void(const Stmt&)> collect = [&](const Stmt& s) {
+    if (auto* q = s.as<SeqNode>())
+      for (auto& x : q->stmts) collect(x);
+    else
+      stores.push_back(s.as<StoreNode>());
+  };
+  collect(n->body);
+  lane_ = {n->var.node(), n->extent};
+  bool ok = true;
+  for (auto* st : stores) {
+    auto c = laneCoefficient(flatIndex(st->buffer, st->indices));
+    ok &= c && *c == 1;
+    postOrderVisit(st->value, [&](const Expr& x) {
+      auto* ld = x.as<BufferLoadNode>();
+      if (!ld || !ok) return;
+      auto lc = laneCoefficient(flatIndex(ld->buffer, ld->indices));
+      ok &= lc && (*lc == 0 || *lc == 1);
+      for (auto* other : stores)
+        if (other->buffer.get() == ld->buffer.get()) {
+          bool same = other->indices.size() == ld->indices.size();
+          for (size_t d = 0; same && d < ld->indices.size(); ++d)
+            same = sameExpr(other->indices[d], ld->indices[d]);
+          ok &= same;
+        }
+    });
+  }
+  lane_ = {};
+  return ok && tryVectorLoop(n, true);
+}
+
+bool LoopEmitter::tryVectorLoop(const ForNode* n, bool unrolled) {
+  if ((n->forKind != ForKind::Vectorized && !unrolled) || n->extent < 2 ||
+      n->extent > kMaxVectorLanes || lane_.var)
     return false;
   if (!storesOnly(n->body)) return false;
   lane_ = {n->var.node(), n->extent};

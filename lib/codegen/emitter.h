@@ -81,6 +81,10 @@ protected:
   virtual void freeBuffer(llvm::Value* ptr) = 0;
   /// A block-wide barrier (GPU: llvm.nvvm.barrier0; CPU: nothing, one thread runs the nest).
   virtual void barrier() {}
+  /// Whether an innermost serial loop that auto-unroll would unroll whole, whose stores are
+  /// contiguous along it, is emitted as explicit vectors instead (CPU: yes; see
+  /// unrolledAsVector in emitter.cpp).
+  virtual bool vectorizeUnrolledLoops() const { return false; }
   /// A math function the target computes its own way (b: the second argument or null); null
   /// for LLVM's intrinsics and libm (CPU).
   virtual llvm::Value* mathCall(ir::MathFunc, llvm::Value*, llvm::Value*) { return nullptr; }
@@ -121,7 +125,8 @@ private:
   llvm::Value* floorDivMod(llvm::Value* a, llvm::Value* c, bool mod);
   llvm::Value* castOp(ir::DType from, ir::DType to, llvm::Value* v, bool vec);
   llvm::Value* callOp(const ir::CallNode* n, bool vec);
-  bool tryVectorLoop(const lower::ForNode* n);
+  bool tryVectorLoop(const lower::ForNode* n, bool unrolled);
+  bool unrolledAsVector(const lower::ForNode* n);
 
   int speculative_ = 0;
   int64_t unrollBudget_ = 0;

@@ -78,6 +78,7 @@ BuiltModule newModule(const std::string& name, const target::Target& t) {
   out.module = std::make_unique<llvm::Module>(name, *out.ctx);
   out.module->setTargetTriple(t.triple);
   out.module->setDataLayout(out.tm->createDataLayout());
+  if (!t.isGpu()) out.preferVectorBits = t.vectorBytes * 8;
   return out;
 }
 
@@ -85,6 +86,10 @@ void finishModule(BuiltModule& m, bool optimizeIt) {
   std::string err;
   llvm::raw_string_ostream es(err);
   WM_CHECK(!llvm::verifyModule(*m.module, &es)) << "codegen produced invalid LLVM IR: " << es.str();
+  if (m.preferVectorBits > 0)
+    for (llvm::Function& f : *m.module)
+      if (!f.isDeclaration())
+        f.addFnAttr("prefer-vector-width", std::to_string(m.preferVectorBits));
   if (optimizeIt) optimize(*m.module, *m.tm);
 }
 

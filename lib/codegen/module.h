@@ -23,6 +23,9 @@ struct BuiltModule {
   std::unique_ptr<llvm::LLVMContext> ctx;
   std::unique_ptr<llvm::Module> module;
   std::unique_ptr<llvm::TargetMachine> tm;
+  /// CPU: the vector width LLVM's own vectorizers may use (bits; 0: LLVM's default, which
+  /// is 256 on AVX-512 CPUs while explicit vectors use all 512).
+  int preferVectorBits = 0;
 };
 
 /// An empty module for the target (UserError for a target without a code generator).

@@ -1,6 +1,7 @@
 // CPU backend tests: every property-test schedule (same generator, same seed as
 // test/schedule/test_property.cpp) compiled by LLVM and run computes the reference result; a
-// vectorized inner loop holds vector FMAs in the emitted assembly; IR and objects are emitted.
+// vectorized inner loop holds vector FMAs in the emitted assembly, and so does a contiguous
+// innermost loop that auto-unroll unrolls whole; IR and objects are emitted.
 #include "../support/random_schedule.h"
 
 #include <wm/codegen/codegen.h>
@@ -123,6 +124,42 @@ TEST_CASE("a vectorized inner loop becomes vector FMA instructions", "[llvm][asm
   REQUIRE(obj.size() > 4);
   CHECK(obj.substr(0, 4) == "\x7f"
                             "ELF");
+}
+
+TEST_CASE("an innermost loop that auto-unroll unrolls whole becomes vectors when its stores are "
+          "contiguous, and stays scalar over a reduction",
+          "[llvm][asm]") {
+  auto w = parseWorkload("gemm:M=64,N=64,K=64");
+  auto target = codegen::resolveTarget({});
+  auto inputs = ir::randomInputs(w.dag, 5);
+  auto expect = ir::evaluateOutputs(w.dag, inputs);
+  auto build = [&](const std::string& json) {
+    std::vector<sched::Step> steps;
+    std::string err;
+    REQUIRE(sched::stepsFromJson(json, &steps, &err));
+    auto r = sched::replay(w.dag, steps);
+    REQUIRE(r.error.empty());
+    return lower::lower(r.state);
+  };
+  // A register tile of 4 rows x 32 columns with no vectorize annotation: the 32-column loop
+  // (unrolled by the pragma) is emitted as <32 x float>, no gathers, and computes C.
+  auto tiled = build(R"([["CHW",2,"local"],["SP",2,2,64,[16],1],["SP",2,1,64,[1,1,32],1],)"
+                     R"(["SP",2,0,64,[1,4,4],1],["RE",2,[0,4,1,5,8,2,6,9,3,7]],)"
+                     R"(["FSP",3,1,2,2],["FSP",3,0,3,2],["RE",3,[0,3,1,4,2,5]],["CA",2,3,3],)"
+                     R"(["PR",2,0,"auto_unroll_max_step",64]])");
+  std::string raw = codegen::emit(tiled, target, codegen::EmitKind::LlvmIr, false);
+  CHECK_THAT(raw, Catch::Contains("<32 x float>"));
+  std::string opt = codegen::emit(tiled, target, codegen::EmitKind::LlvmIr, true);
+  CHECK_THAT(opt, !Catch::Contains("masked.gather") && !Catch::Contains("masked.scatter"));
+  auto got = runJit(*codegen::JitKernel::compile(tiled, target), tiled, inputs);
+  CHECK(ir::maxRelativeError(got[0], expect[0]) <= 1e-5);
+  // The naive GEMM with the pragma: the innermost loop is the reduction (its store does not
+  // move with k), so it is unrolled as scalars, never turned into vectors.
+  auto naive = build(R"([["PR",2,0,"auto_unroll_max_step",64]])");
+  std::string nraw = codegen::emit(naive, target, codegen::EmitKind::LlvmIr, false);
+  CHECK_THAT(nraw, !Catch::Contains("x float>"));
+  got = runJit(*codegen::JitKernel::compile(naive, target), naive, inputs);
+  CHECK(ir::maxRelativeError(got[0], expect[0]) <= 1e-5);
 }
 
 TEST_CASE("parallel loops run on the thread pool", "[llvm][parallel]") {

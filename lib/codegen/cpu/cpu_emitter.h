@@ -19,6 +19,7 @@ private:
   void threadBoundLoop(const lower::ForNode* n) override;
   llvm::Value* allocateBuffer(const ir::Buffer& buf, int64_t bytes, bool* release) override;
   void freeBuffer(llvm::Value* ptr) override;
+  bool vectorizeUnrolledLoops() const override { return true; }
 };
 
 } // namespace wm::codegen
