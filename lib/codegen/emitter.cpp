@@ -74,6 +74,14 @@ bool storesOnly(const Stmt& s) {
   return false;
 }
 
+// The stores of a storesOnly body, in order.
+void collectStores(const Stmt& s, std::vector<const StoreNode*>* out) {
+  if (auto* q = s.as<SeqNode>())
+    for (auto& x : q->stmts) collectStores(x, out);
+  else
+    out->push_back(s.as<StoreNode>());
+}
+
 } // namespace
 
 LoopEmitter::LoopEmitter(llvm::LLVMContext& ctx, llvm::Module& m) : ctx_(ctx), m_(m), b_(ctx) {
@@ -506,13 +514,7 @@ bool LoopEmitter::unrolledAsVector(const ForNode* n) {
       n->extent * std::max<int64_t>(1, nestSteps(n->body)) > unrollBudget_)
     return false;
   std::vector<const StoreNode*> stores;
-  std::function<void(const Stmt&)> collect = [&](const Stmt& s) {
-    if (auto* q = s.as<SeqNode>())
-      for (auto& x : q->stmts) collect(x);
-    else
-      stores.push_back(s.as<StoreNode>());
-  };
-  collect(n->body);
+  collectStores(n->body, &stores);
   lane_ = {n->var.node(), n->extent};
   bool ok = true;
   for (auto* st : stores) {
@@ -543,13 +545,7 @@ bool LoopEmitter::tryVectorLoop(const ForNode* n, bool unrolled) {
   if (!storesOnly(n->body)) return false;
   lane_ = {n->var.node(), n->extent};
   std::vector<const StoreNode*> stores;
-  std::function<void(const Stmt&)> collect = [&](const Stmt& s) {
-    if (auto* q = s.as<SeqNode>())
-      for (auto& x : q->stmts) collect(x);
-    else
-      stores.push_back(s.as<StoreNode>());
-  };
-  collect(n->body);
+  collectStores(n->body, &stores);
   for (auto* st : stores) {
     llvm::Value* v = value(st->value, true);
     auto coeff = laneCoefficient(flatIndex(st->buffer, st->indices));

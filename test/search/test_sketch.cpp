@@ -186,26 +186,23 @@ TEST_CASE("the heuristic schedule of every operator is tiled and computes the re
     tiledVector += vectorized && split;
   }
   CHECK(tiledVector >= 3);
+  auto heuristicJson = [](const std::string& spec) {
+    auto w = parseWorkload(spec);
+    auto steps = heuristicSchedule(SearchTask(w.dag, target::ansorCpuDefaults(2)));
+    return steps ? sched::stepsToJson(*steps) : std::string("(none)");
+  };
   // GEMM: the vector axis tiled by 4 vectors, the rows (register reuse) by 4 (16
   // accumulators), cache tiles shrunk until 256x256 gives 8 parallel tiles, k blocked by 64.
-  auto g = parseWorkload("gemm:M=256,N=256,K=256");
-  SearchTask gt(g.dag, target::ansorCpuDefaults(2));
-  auto gs = heuristicSchedule(gt);
-  REQUIRE(gs.has_value());
-  std::string json = sched::stepsToJson(*gs);
+  std::string json = heuristicJson("gemm:M=256,N=256,K=256");
   INFO(json);
   CHECK(json.find("[1,4,64]") != std::string::npos); // N: S2=4, S3=64 (4 AVX-512 vectors)
   CHECK(json.find("[1,8,4]") != std::string::npos);  // M: S2=8, S3=4 rows
   CHECK(json.find("[64]") != std::string::npos);     // K: 64
   CHECK(json.find("vectorize") != std::string::npos);
+  CHECK(json.find("parallel") != std::string::npos);
   // dense (W read along K): its N axis is gathered, so one vector at most, 16 rows
-  auto d = parseWorkload("dense:M=64,N=256,K=256");
-  SearchTask dt(d.dag, target::ansorCpuDefaults(2));
-  auto ds = heuristicSchedule(dt);
-  REQUIRE(ds.has_value());
-  std::string djson = sched::stepsToJson(*ds);
+  std::string djson = heuristicJson("dense:M=64,N=256,K=256");
   INFO(djson);
   CHECK(djson.find("256,[1,8,16]") != std::string::npos); // N: S3 = 16 lanes
   CHECK(djson.find("64,[1,1,16]") != std::string::npos);  // M: 16 rows
-  CHECK(json.find("parallel") != std::string::npos);
 }
