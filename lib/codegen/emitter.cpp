@@ -47,23 +47,6 @@ namespace {
 // A vectorized loop whose body is a sequence of stores becomes vector code: contiguous
 // accesses are vector loads/stores, others go lane by lane. Anything else (nested loops,
 // guards) is left to LLVM's loop vectorizer through metadata.
-bool storesOnly(const Stmt& s);
-
-// Structural equality of index expressions (conservative: other kinds compare unequal).
-bool sameExpr(const Expr& a, const Expr& b) {
-  if (a.get() == b.get()) return true;
-  if (!a.defined() || !b.defined() || a.kind() != b.kind() || a.dtype() != b.dtype()) return false;
-  switch (a.kind()) {
-  case ExprKind::IntImm: return a.as<IntImmNode>()->value == b.as<IntImmNode>()->value;
-  case ExprKind::Var: return a.as<VarNode>() == b.as<VarNode>();
-  case ExprKind::Binary: {
-    auto *x = a.as<BinaryNode>(), *y = b.as<BinaryNode>();
-    return x->op == y->op && sameExpr(x->a, y->a) && sameExpr(x->b, y->b);
-  }
-  default: return false;
-  }
-}
-
 bool storesOnly(const Stmt& s) {
   if (auto* q = s.as<SeqNode>()) {
     for (auto& x : q->stmts)
@@ -80,6 +63,21 @@ void collectStores(const Stmt& s, std::vector<const StoreNode*>* out) {
     for (auto& x : q->stmts) collectStores(x, out);
   else
     out->push_back(s.as<StoreNode>());
+}
+
+// Structural equality of index expressions (conservative: other kinds compare unequal).
+bool sameExpr(const Expr& a, const Expr& b) {
+  if (a.get() == b.get()) return true;
+  if (!a.defined() || !b.defined() || a.kind() != b.kind() || a.dtype() != b.dtype()) return false;
+  switch (a.kind()) {
+  case ExprKind::IntImm: return a.as<IntImmNode>()->value == b.as<IntImmNode>()->value;
+  case ExprKind::Var: return a.as<VarNode>() == b.as<VarNode>();
+  case ExprKind::Binary: {
+    auto *x = a.as<BinaryNode>(), *y = b.as<BinaryNode>();
+    return x->op == y->op && sameExpr(x->a, y->a) && sameExpr(x->b, y->b);
+  }
+  default: return false;
+  }
 }
 
 } // namespace
@@ -186,7 +184,7 @@ void LoopEmitter::forLoop(const ForNode* n) {
   case ForKind::Parallel: return parallelLoop(n);
   case ForKind::ThreadBound: return threadBoundLoop(n);
   case ForKind::Vectorized:
-    if (tryVectorLoop(n, false)) return;
+    if (tryVectorLoop(n)) return;
     return serialLoop(n);
   case ForKind::Serial:
     if (unrolledAsVector(n)) return;
@@ -535,13 +533,12 @@ bool LoopEmitter::unrolledAsVector(const ForNode* n) {
     });
   }
   lane_ = {};
-  return ok && tryVectorLoop(n, true);
+  return ok && tryVectorLoop(n);
 }
 
-bool LoopEmitter::tryVectorLoop(const ForNode* n, bool unrolled) {
-  if ((n->forKind != ForKind::Vectorized && !unrolled) || n->extent < 2 ||
-      n->extent > kMaxVectorLanes || lane_.var)
-    return false;
+// n: a vectorized loop, or a serial one unrolledAsVector found equivalent to one.
+bool LoopEmitter::tryVectorLoop(const ForNode* n) {
+  if (n->extent < 2 || n->extent > kMaxVectorLanes || lane_.var) return false;
   if (!storesOnly(n->body)) return false;
   lane_ = {n->var.node(), n->extent};
   std::vector<const StoreNode*> stores;

@@ -125,7 +125,7 @@ private:
   llvm::Value* floorDivMod(llvm::Value* a, llvm::Value* c, bool mod);
   llvm::Value* castOp(ir::DType from, ir::DType to, llvm::Value* v, bool vec);
   llvm::Value* callOp(const ir::CallNode* n, bool vec);
-  bool tryVectorLoop(const lower::ForNode* n, bool unrolled);
+  bool tryVectorLoop(const lower::ForNode* n);
   bool unrolledAsVector(const lower::ForNode* n);
 
   int speculative_ = 0;
