@@ -20,7 +20,7 @@ keep() { # keep the lowest of the rounds: key value
   [ -n "$v" ] || return 0
   if [ -z "${best[$k]:-}" ] || awk -v a="$v" -v b="${best[$k]}" 'BEGIN{exit !(a<b)}'; then best[$k]="$v"; fi
 }
-models=(mlp resnet18 mobilenetv2 bert)
+models=(mlp resnet18 resnet50 mobilenetv2 bert vit)
 for round in $(seq "$ROUNDS"); do
   for m in "${models[@]}"; do
     for c in $CHOICES; do

@@ -3,9 +3,11 @@
 
     /usr/bin/python3 scripts/gen_models.py OUT_DIR [--only NAME...]
 
-Writes resnet18.onnx, mobilenetv2.onnx (torchvision), bert.onnx (a 2-layer BERT-style encoder:
-seq 128, hidden 768, 12 heads, FFN 3072), mlp.onnx (a small MLP), and malformed inputs for the
-error tests: truncated.onnx, not_onnx.onnx, cycle.onnx, missing_initializer.onnx.
+Writes resnet18.onnx, resnet50.onnx, mobilenetv2.onnx (torchvision), bert.onnx (a 2-layer
+BERT-style encoder: seq 128, hidden 768, 12 heads, FFN 3072), vit.onnx (a ViT-style encoder:
+torchvision's VisionTransformer with ViT-S/16 widths, 224x224, 4 layers), mlp.onnx (a small MLP),
+and malformed inputs for the error tests: truncated.onnx, not_onnx.onnx, cycle.onnx,
+missing_initializer.onnx (all of them without --only).
 Needs Debian's python3-torch, python3-torchvision and python3-onnx (run with /usr/bin/python3).
 """
 import argparse
@@ -45,6 +47,16 @@ def module_resnet18(torch, tv):
     return randomize(tv.models.resnet18(), torch), torch.randn(1, 3, 224, 224)
 
 
+def module_resnet50(torch, tv):
+    return randomize(tv.models.resnet50(), torch), torch.randn(1, 3, 224, 224)
+
+
+def module_vit(torch, tv):
+    from torchvision.models.vision_transformer import VisionTransformer
+    vit = VisionTransformer(image_size=224, patch_size=16, num_layers=4, num_heads=6, hidden_dim=384, mlp_dim=1536)
+    return randomize(vit, torch), torch.randn(1, 3, 224, 224)
+
+
 def module_mobilenetv2(torch, tv):
     return randomize(tv.models.mobilenet_v2(), torch), torch.randn(1, 3, 224, 224)
 
@@ -65,14 +77,15 @@ def module_mlp(torch, tv):
 
 # The PyTorch modules the ONNX files are exported from (benchmarks/baselines/torch_model.py
 # rebuilds them: the same weights, since randomize() draws them from a fixed seed).
-MODULES = {"resnet18": module_resnet18, "mobilenetv2": module_mobilenetv2, "bert": module_bert, "mlp": module_mlp}
+MODULES = {"resnet18": module_resnet18, "resnet50": module_resnet50, "mobilenetv2": module_mobilenetv2,
+           "bert": module_bert, "vit": module_vit, "mlp": module_mlp}
 
 
 def gen_module(name):
     def gen(out, torch, tv):
         model, example = MODULES[name](torch, tv)
-        # bert: the fused fast path has no ONNX form; it is off with grad enabled
-        export(torch, model, example, os.path.join(out, name + ".onnx"), grad=(name == "bert"))
+        # bert, vit: the fused attention fast path has no ONNX form; it is off with grad enabled
+        export(torch, model, example, os.path.join(out, name + ".onnx"), grad=(name in ("bert", "vit")))
     return gen
 
 
@@ -112,7 +125,7 @@ def main():
     import torchvision as tv
     torch.manual_seed(0)
     os.makedirs(args.out, exist_ok=True)
-    for name in args.only or ["resnet18", "mobilenetv2", "bert", "mlp", "malformed"]:
+    for name in args.only or ["resnet18", "resnet50", "mobilenetv2", "bert", "vit", "mlp", "malformed"]:
         GENERATORS[name](args.out, torch, tv)
         print("generated", name, file=sys.stderr)
 

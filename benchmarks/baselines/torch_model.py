@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """PyTorch baseline of a generated model: rebuilds the module the ONNX file was exported from
-(scripts/gen_models.py, named by the file: resnet18, mobilenetv2, bert, mlp; the same weights),
+(scripts/gen_models.py, named by the file: resnet18, resnet50, mobilenetv2, bert, vit, mlp; the same weights),
 and times it eager and TorchScript-frozen on the same thread count, inference mode.
 Prints one JSON line: {"ms": best of the two, "eager_ms": ..., "frozen_ms": ...}, or
 {"unavailable": "why"} for a model it does not know.

@@ -42,7 +42,7 @@ if [ "$ntasks" -lt "$convs" ]; then ok; else bad "resnet18: $ntasks tasks for $c
 expect 0 'fused subgraphs, [0-9]+ tasks' -- tasks "$M/resnet18.onnx"
 
 # run --check: every generated model matches the libtorch reference executor
-for model in resnet18 mobilenetv2 bert mlp; do
+for model in resnet18 resnet50 mobilenetv2 bert vit mlp; do
   expect 0 'max abs error .* -> ok' -- run "$M/$model.onnx" --check
 done
 expect 0 'bench \(.*wmtune [0-9.]+ ms \(IQR [0-9.]+\), libtorch reference executor [0-9.]+ ms.*not a speed baseline' -- run "$M/mlp.onnx" --bench --repeat 3 --min-ms 5
@@ -183,7 +183,7 @@ expect 2 "cannot open" -- tasks "$TMP/nope.onnx"
 PTXAS="${WM_PTXAS:-}"
 [ -z "$PTXAS" ] && [ -x /usr/local/cuda/bin/ptxas ] && PTXAS=/usr/local/cuda/bin/ptxas
 [ -z "$PTXAS" ] && echo "*** model_tests: SKIPPED assembling with ptxas: none found ***"
-for model in mlp resnet18 bert mobilenetv2; do
+for model in mlp resnet18 bert mobilenetv2 vit; do
   keys=$("$WM" tasks --json "$M/$model.onnx" | "$py" -c 'import json, sys
 print(" ".join(t["key"] for t in json.load(sys.stdin)["tasks"]))')
   for k in $keys; do

@@ -71,6 +71,16 @@ ConvertFn binaryFn(const std::string& tag, BinaryOp op) {
   };
 }
 
+ConvertFn compareFn(const std::string& tag, CompareOp op) {
+  return [tag, op](ConvertContext& c) -> Outs {
+    const Tensor &a = c.x(0), &b = c.x(1);
+    if (a->dtype != b->dtype)
+      c.fail(std::string("operand types differ (") + dtypeName(a->dtype) + " vs " +
+             dtypeName(b->dtype) + ")");
+    return {broadcastCompute(c, tag, {a, b}, [op](auto& v) { return compare(op, v[0], v[1]); })};
+  };
+}
+
 /// A constant input holding one value, when it has one element.
 bool scalarConstant(const ConvertContext& c, size_t i, double* v) {
   if (!c.isConstant(i) || c.in[i].constant->size() != 1) return false;

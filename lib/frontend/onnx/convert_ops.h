@@ -31,6 +31,8 @@ void requireFloat(const ConvertContext& c, const ir::Tensor& t, const char* what
 ConvertFn unaryFn(const std::string& tag, std::function<ir::Expr(ir::Expr)> f,
                   bool floatOnly = true);
 ConvertFn binaryFn(const std::string& tag, ir::BinaryOp op);
+/// Equal, Greater, Less, ...: a bool tensor of the broadcast shape.
+ConvertFn compareFn(const std::string& tag, ir::CompareOp op);
 /// A constant input holding one value, when it has one element.
 bool scalarConstant(const ConvertContext& c, size_t i, double* v);
 /// The 'pads' attribute of n spatial dimensions (non-negative).
