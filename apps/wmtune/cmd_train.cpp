@@ -194,6 +194,7 @@ Command addEvalModelCommand(CLI::App& app) {
               << "  pairwise accuracy " << std::fixed << std::setprecision(4) << m.pairwise << "\n"
               << "  top-1 score       " << m.top1 << "\n"
               << "  top-5 score       " << m.top5 << "\n"
+              << "  per-task top-1    " << m.top1Task << "  top-5 " << m.top5Task << "\n"
               << "  scoring           " << std::setprecision(0)
               << (predictSeconds > 0 ? predicted / predictSeconds : 0) << " candidates/s\n";
     if (!o->json.empty())
@@ -203,7 +204,9 @@ Command addEvalModelCommand(CLI::App& app) {
                                                   {"pairs", m.pairs},
                                                   {"pairwise", m.pairwise},
                                                   {"top1", m.top1},
-                                                  {"top5", m.top5}}
+                                                  {"top5", m.top5},
+                                                  {"top1_task", m.top1Task},
+                                                  {"top5_task", m.top5Task}}
                                            .dump(2) +
                                        "\n");
     return 0;

@@ -37,10 +37,16 @@ RankingMetrics rankingMetrics(const std::vector<TaskEval>& tasks) {
     den1 += t.weight * bestOfTop(1);
     num5 += t.weight * best;
     den5 += t.weight * bestOfTop(5);
+    m.top1Task += best / bestOfTop(1);
+    m.top5Task += best / bestOfTop(5);
   }
   m.pairwise = m.pairs ? correct / m.pairs : 0;
   m.top1 = den1 > 0 ? num1 / den1 : 0;
   m.top5 = den5 > 0 ? num5 / den5 : 0;
+  if (m.tasks) {
+    m.top1Task /= m.tasks;
+    m.top5Task /= m.tasks;
+  }
   return m;
 }
 

@@ -3,6 +3,7 @@
 #undef CHECK
 
 #include <wm/costmodel/world_model.h>
+#include <wm/schedule/steps.h>
 #include <wm/support/error.h>
 #include <wm/support/files.h>
 #include <wm/support/hash.h>
@@ -48,7 +49,7 @@ struct NetImpl : nn::Module {
       trans1 = register_module("trans1", nn::Linear(2 * latent, hidden));
       trans2 = register_module("trans2", nn::Linear(hidden, latent));
     }
-    head1 = register_module("head1", nn::Linear(2 * latent + kHardwareDim, hidden));
+    head1 = register_module("head1", nn::Linear(2 * latent + kHardwareDim + kLoopDim, hidden));
     head2 = register_module("head2", nn::Linear(hidden, hidden / 2));
     head3 = register_module("head3", nn::Linear(hidden / 2, 1));
   }
@@ -65,8 +66,8 @@ struct NetImpl : nn::Module {
     if (gru) return cell(e, z);
     return z + trans2(torch::relu(trans1(torch::cat({z, e}, -1))));
   }
-  Tensor score(const Tensor& z, const Tensor& pooled, const Tensor& hw) {
-    Tensor x = torch::cat({z, pooled, hw}, -1);
+  Tensor score(const Tensor& z, const Tensor& pooled, const Tensor& hw, const Tensor& loops) {
+    Tensor x = torch::cat({z, pooled, hw, loops}, -1);
     return head3(torch::relu(head2(torch::relu(head1(x))))).squeeze(-1);
   }
 
@@ -89,6 +90,7 @@ struct Sample {
   int task = 0;
   std::vector<float> actions; // len * kActionDim
   std::vector<int64_t> stageIdx;
+  std::vector<float> loops; // kLoopDim: loopFeatures of the final state
   int len = 0;
   double cost = 0; // <= 0: failed
 };
@@ -295,8 +297,16 @@ struct WorldModel::Impl {
     for (size_t i = 0; i < n; ++i) {
       auto f = actionFeatures(steps, i, numStages);
       act->insert(act->end(), f.begin(), f.end());
-      sidx->push_back(std::clamp<int64_t>(sched::stepStage(steps[i]), 0, numStages - 1));
     }
+    auto ops = initialOpOfSteps(steps, n, numStages);
+    sidx->insert(sidx->end(), ops.begin(), ops.end());
+  }
+
+  /// loopFeatures of the state the steps make (zeros when they do not replay)
+  std::vector<float> loopsOf(const ir::ComputeDAG& dag, const std::vector<sched::Step>& steps) {
+    auto r = sched::replay(dag, steps);
+    if (!r.error.empty()) return std::vector<float>(kLoopDim, 0.f);
+    return loopFeatures(r.state, hw.cores);
   }
 
   void add(const std::vector<MeasuredRecord>& records) {
@@ -307,6 +317,7 @@ struct WorldModel::Impl {
       s.task = t;
       encodeSteps(r.steps, tasks[t].numStages, &s.actions, &s.stageIdx);
       s.len = static_cast<int>(s.stageIdx.size());
+      s.loops = loopsOf(*r.dag, r.steps);
       s.cost = std::isfinite(r.cost) && r.cost > 0 ? r.cost : 0;
       if (s.len == 0) continue;
       if (s.cost > 0 && (tasks[t].best <= 0 || s.cost < tasks[t].best)) tasks[t].best = s.cost;
@@ -342,8 +353,10 @@ struct WorldModel::Impl {
     std::vector<float> act(static_cast<size_t>(N * T * kActionDim), 0.f),
         mask(static_cast<size_t>(N * T), 0.f);
     std::vector<int64_t> sidx(static_cast<size_t>(N * T), 0), zrow(static_cast<size_t>(N));
+    std::vector<float> loops;
     for (int64_t i = 0; i < N; ++i) {
       const Sample& s = *batch[static_cast<size_t>(i)];
+      loops.insert(loops.end(), s.loops.begin(), s.loops.end());
       std::copy(s.actions.begin(), s.actions.end(), act.begin() + i * T * kActionDim);
       for (int64_t t = 0; t < s.len; ++t) {
         mask[static_cast<size_t>(i * T + t)] = 1.f;
@@ -361,7 +374,8 @@ struct WorldModel::Impl {
       z = m * net->transition(z, E.select(1, t)) + (1 - m) * z;
     }
     Tensor pooled = E.sum(1) / M.sum(1).clamp_min(1);
-    return net->score(z, pooled, hwTensor.expand({N, kHardwareDim}));
+    return net->score(z, pooled, hwTensor.expand({N, kHardwareDim}),
+                      tensorOf(loops, {N, kLoopDim}));
   }
 
   double trainSteps(int steps) {
@@ -419,8 +433,10 @@ struct WorldModel::Impl {
   }
 
   /// Prefix-shared rollout of many step lists of one task (no gradients).
+  /// `loops`: loopFeatures of each list's final state, kLoopDim each.
   std::vector<double> scoreSteps(const ir::ComputeDAG& dag,
-                                 const std::vector<const std::vector<sched::Step>*>& lists) {
+                                 const std::vector<const std::vector<sched::Step>*>& lists,
+                                 const std::vector<float>& loops) {
     torch::NoGradGuard ng;
     int numStages = static_cast<int>(dag.size());
     auto [H, z0] = net->encodeTask(tensorOf(stageFeatures(dag), {numStages, kStageDim}));
@@ -440,6 +456,8 @@ struct WorldModel::Impl {
     for (size_t c = 0; c < lists.size(); ++c) {
       const auto& steps = *lists[c];
       size_t n = std::min(steps.size(), static_cast<size_t>(opts.maxSteps));
+      // a node's prefix is the same in every list that reaches it, so is its op
+      auto ops = initialOpOfSteps(steps, n, numStages);
       int cur = 0;
       for (size_t i = 0; i < n; ++i) {
         uint64_t key = hashStep(steps[i], cur);
@@ -459,7 +477,7 @@ struct WorldModel::Impl {
           byDepth[static_cast<size_t>(depth - 1)].push_back(found);
           auto f = actionFeatures(steps, i, numStages);
           feats.insert(feats.end(), f.begin(), f.end());
-          stageOf.push_back(std::clamp<int64_t>(sched::stepStage(steps[i]), 0, numStages - 1));
+          stageOf.push_back(ops[i]);
           child.emplace(key, found);
         }
         cur = found;
@@ -492,7 +510,7 @@ struct WorldModel::Impl {
     Tensor D = torch::tensor(depth, torch::kFloat32).unsqueeze(1);
     int64_t n = static_cast<int64_t>(leaves.size());
     Tensor s = net->score(Z.index_select(0, L), Esum.index_select(0, L) / D,
-                          hwTensor.expand({n, kHardwareDim}));
+                          hwTensor.expand({n, kHardwareDim}), tensorOf(loops, {n, kLoopDim}));
     s = s.contiguous();
     return std::vector<double>(s.data_ptr<float>(), s.data_ptr<float>() + n);
   }
@@ -526,17 +544,27 @@ void WorldModel::update(const std::vector<MeasuredRecord>& records) {
 std::vector<double> WorldModel::score(const ir::ComputeDAG& dag,
                                       const std::vector<std::vector<sched::Step>>& steps) {
   std::vector<const std::vector<sched::Step>*> lists;
-  for (auto& s : steps) lists.push_back(&s);
+  std::vector<float> loops;
+  for (auto& s : steps) {
+    lists.push_back(&s);
+    auto l = impl_->loopsOf(dag, s);
+    loops.insert(loops.end(), l.begin(), l.end());
+  }
   if (lists.empty()) return {};
-  return impl_->scoreSteps(dag, lists);
+  return impl_->scoreSteps(dag, lists, loops);
 }
 
 std::vector<double> WorldModel::predict(const std::string&,
                                         const std::vector<sched::State>& states) {
   if (states.empty()) return {};
   std::vector<const std::vector<sched::Step>*> lists;
-  for (auto& s : states) lists.push_back(&s.steps());
-  return impl_->scoreSteps(states[0].dag(), lists);
+  std::vector<float> loops;
+  for (auto& s : states) {
+    lists.push_back(&s.steps());
+    auto l = loopFeatures(s, impl_->hw.cores);
+    loops.insert(loops.end(), l.begin(), l.end());
+  }
+  return impl_->scoreSteps(states[0].dag(), lists, loops);
 }
 
 } // namespace wm::costmodel

@@ -3,6 +3,7 @@
 #include <wm/costmodel/world_model.h>
 #include <wm/schedule/steps.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -11,7 +12,7 @@
 
 namespace wm::costmodel {
 
-const char* const kWorldModelLayout = "wm-stage26-action52-hw12-v1";
+const char* const kWorldModelLayout = "wm-stage26-action52-hw12-loop28-v2";
 
 namespace {
 
@@ -225,6 +226,140 @@ std::vector<float> actionFeatures(const std::vector<sched::Step>& steps, size_t 
       },
       s);
   return r;
+}
+
+namespace {
+
+/// The root axis a loop derives from, following the innermost parent of fuses.
+int rootOf(const sched::StageNode& st, int id) {
+  for (int guard = 0; id >= st.numRoot && guard < 64; ++guard) {
+    int parent = -1;
+    for (auto& r : st.relations)
+      if (std::find(r.children.begin(), r.children.end(), id) != r.children.end()) {
+        parent = r.parents.empty() ? -1 : r.parents.back();
+        break;
+      }
+    if (parent < 0) return -1;
+    id = parent;
+  }
+  return id < st.numRoot ? id : -1;
+}
+
+int64_t extentOf(const sched::Iterator& it) {
+  return std::max<int64_t>(1, it.extent);
+}
+
+} // namespace
+
+std::vector<float> loopFeatures(const sched::State& state, int cores) {
+  using namespace sched;
+  int n = state.numStages();
+  cores = std::max(1, cores);
+  // iterations and parallel degree of the loops around each stage (an attached stage runs
+  // inside its target's loops up to the attach point)
+  std::vector<double> outerIters(static_cast<size_t>(n), 1), outerPar(static_cast<size_t>(n), 1);
+  std::vector<int64_t> outerUnroll(static_cast<size_t>(n), 0);
+  for (int i = n - 1; i >= 0; --i) { // targets come after the stages computed at them
+    const StageNode& st = state.stage(i);
+    if (st.loc != ComputeLoc::At || st.attachStage <= i || st.attachStage >= n) continue;
+    const StageNode& t = state.stage(st.attachStage);
+    auto ts = static_cast<size_t>(st.attachStage);
+    double it = outerIters[ts], par = outerPar[ts];
+    int64_t unroll = outerUnroll[ts];
+    int pos = t.leafPosition(st.attachIter);
+    for (int k = 0; k <= pos && k < t.numLeaves(); ++k) {
+      const Iterator& l = t.leaf(k);
+      it *= static_cast<double>(extentOf(l));
+      if (l.annotation == Annotation::Parallel || isThreadBinding(l.annotation))
+        par *= static_cast<double>(extentOf(l));
+      unroll = std::max(unroll, l.autoUnrollMaxStep);
+    }
+    outerIters[static_cast<size_t>(i)] = it;
+    outerPar[static_cast<size_t>(i)] = par;
+    outerUnroll[static_cast<size_t>(i)] = unroll;
+  }
+  std::vector<float> mean(kLoopPerStage, 0.f), main(kLoopPerStage, 0.f);
+  double mainIters = -1;
+  int computed = 0;
+  for (int i = 0; i < n; ++i) {
+    const StageNode& st = state.stage(i);
+    if (st.isPlaceholder() || st.loc == ComputeLoc::Inlined) continue;
+    auto si = static_cast<size_t>(i);
+    double iters = outerIters[si], par = outerPar[si], tile = 1;
+    int64_t vec = 0, unroll = outerUnroll[si];
+    bool contiguous = false, reduceSeen = false;
+    int reduceLeaves = 0;
+    for (int k = 0; k < st.numLeaves(); ++k) {
+      const Iterator& l = st.leaf(k);
+      double e = static_cast<double>(extentOf(l));
+      iters *= e;
+      if (l.annotation == Annotation::Parallel || isThreadBinding(l.annotation)) par *= e;
+      if (l.annotation == Annotation::Vectorize) {
+        vec = extentOf(l);
+        contiguous = rootOf(st, st.leaves[static_cast<size_t>(k)]) == st.numSpatialRoot - 1;
+      }
+      unroll = std::max(unroll, l.autoUnrollMaxStep);
+      if (l.kind == IterKind::Reduce) {
+        reduceSeen = true;
+        ++reduceLeaves;
+        tile = 1;
+      } else if (reduceSeen) {
+        tile *= e;
+      }
+    }
+    double waves = std::ceil(par / cores);
+    std::vector<float> r(kLoopPerStage, 0.f);
+    r[0] = lg(par, 12);
+    r[1] = static_cast<float>(par / (waves * cores));
+    r[2] = lg(static_cast<double>(vec), 6);
+    r[3] = contiguous ? 1.f : 0.f;
+    const Iterator* inner = st.numLeaves() ? &st.leaf(st.numLeaves() - 1) : nullptr;
+    r[4] = inner ? lg(static_cast<double>(extentOf(*inner)), 8) : 0.f;
+    r[5] = inner && inner->kind == IterKind::Reduce ? 1.f : 0.f;
+    r[6] = lg(static_cast<double>(std::max<int64_t>(0, unroll)), 11);
+    r[7] = static_cast<float>(st.numLeaves()) / 16.f;
+    r[8] = st.loc == ComputeLoc::At ? 1.f : 0.f;
+    r[9] = st.scope != ir::MemScope::Global ? 1.f : 0.f;
+    r[10] = reduceSeen ? lg(tile, 10) : 0.f;
+    r[11] = lg(iters / std::max(1.0, par), 24);
+    r[12] = lg(iters, 30);
+    r[13] = static_cast<float>(reduceLeaves) / 8.f;
+    for (int k = 0; k < kLoopPerStage; ++k)
+      mean[static_cast<size_t>(k)] += r[static_cast<size_t>(k)];
+    ++computed;
+    if (iters >= mainIters) {
+      mainIters = iters;
+      main = r;
+    }
+  }
+  for (auto& v : mean) v /= static_cast<float>(std::max(1, computed));
+  main.insert(main.end(), mean.begin(), mean.end());
+  return main;
+}
+
+std::vector<int64_t> initialOpOfSteps(const std::vector<sched::Step>& steps, size_t n,
+                                      int numStages) {
+  using namespace sched;
+  std::vector<int64_t> origin(static_cast<size_t>(std::max(0, numStages)));
+  for (size_t k = 0; k < origin.size(); ++k) origin[k] = static_cast<int64_t>(k);
+  auto last = static_cast<int64_t>(std::max(0, numStages - 1));
+  std::vector<int64_t> out;
+  out.reserve(std::min(n, steps.size()));
+  for (size_t i = 0; i < n && i < steps.size(); ++i) {
+    int s = stepStage(steps[i]);
+    bool known = s >= 0 && static_cast<size_t>(s) < origin.size();
+    int64_t op = known ? origin[static_cast<size_t>(s)] : std::clamp<int64_t>(s, 0, last);
+    out.push_back(op);
+    if (!known) continue;
+    // where the step puts its new stage (steps.cpp): a cache-read copy after the producer, a
+    // cache-write local stage and an rfactor stage before the stage they split off
+    if (std::holds_alternative<CacheReadStep>(steps[i]))
+      origin.insert(origin.begin() + s + 1, op);
+    else if (std::holds_alternative<CacheWriteStep>(steps[i]) ||
+             std::holds_alternative<RfactorStep>(steps[i]))
+      origin.insert(origin.begin() + s, op);
+  }
+  return out;
 }
 
 std::string defaultWorldModelCheckpoint() {

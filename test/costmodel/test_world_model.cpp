@@ -163,4 +163,111 @@ TEST_CASE("ranking metrics follow TenSet's definitions", "[worldmodel]") {
   CHECK(m.pairwise == 0.0);
   CHECK(m.top1 == Approx(1.0 / 6));
   CHECK(m.top5 == Approx(1.0 / 2)); // the top 5 by score are costs 6..2
+  CHECK(m.top1Task == Approx(1.0 / 6));
+  // a slow task ranked perfectly dominates the latency-weighted score, not the per-task mean
+  costmodel::TaskEval slow{1, {100, 200}, {2, 1}}, fast{1, {1, 4}, {1, 2}};
+  m = costmodel::rankingMetrics({slow, fast});
+  CHECK(m.top1 == Approx(101.0 / 104));
+  CHECK(m.top1Task == Approx((1 + 0.25) / 2));
+  CHECK(m.top5Task == 1.0);
+}
+
+TEST_CASE("world model: every step is tied to the initial op its stage was made from",
+          "[worldmodel]") {
+  // cache_write (CPU multi-level tiling), rfactor (CPU reductions) and cache_read (GPU shared
+  // memory) insert stages; the op of a later step is read from the stage's name ("C.local",
+  // "A.shared", "C.rf" belong to C, A, C), independently of the index bookkeeping.
+  struct Case {
+    const char* spec;
+    target::Target target;
+  };
+  std::vector<Case> cases{
+      {"gemm:M=64,N=64,K=64", target::ansorCpuDefaults(2)},
+      {"softmax:M=4,N=4096", target::ansorCpuDefaults(2)},
+      {"layer_norm:M=2,N=8192", target::ansorCpuDefaults(2)},
+      {"gemm:M=128,N=128,K=128", target::gpuDefaults()},
+      {"conv2d_bias_relu:N=1,C=16,H=14,W=14,K=32,R=3,S=3,pad=1", target::gpuDefaults()}};
+  int inserted = 0, shifted = 0;
+  for (auto& c : cases) {
+    Workload w = parseWorkload(c.spec);
+    search::SearchTask task(w.dag, c.target);
+    auto sketches = search::generateSketches(task);
+    Rng rng(5);
+    int numStages = static_cast<int>(w.dag.size());
+    for (int i = 0; i < 40; ++i) {
+      auto s = search::annotate(task, sketches[static_cast<size_t>(i) % sketches.size()], rng);
+      if (!s) continue;
+      const auto& steps = s->steps();
+      auto ops = costmodel::initialOpOfSteps(steps, steps.size(), numStages);
+      REQUIRE(ops.size() == steps.size());
+      sched::State st(w.dag);
+      for (size_t k = 0; k < steps.size(); ++k) {
+        int stage = sched::stepStage(steps[k]);
+        REQUIRE(stage >= 0);
+        REQUIRE(stage < st.numStages());
+        std::string name = st.stage(stage).op->name;
+        std::string base = name.substr(0, name.find('.'));
+        INFO(c.spec << " step " << k << ": " << sched::toString(steps[k]));
+        CHECK(base == w.dag.op(static_cast<int>(ops[k])).name);
+        shifted += ops[k] != stage;
+        int before = st.numStages();
+        REQUIRE(sched::applyStep(st, steps[k]).empty());
+        inserted += st.numStages() > before;
+      }
+    }
+  }
+  // the cases exercise the bookkeeping: stages were inserted and later steps moved
+  CHECK(inserted > 0);
+  CHECK(shifted > 0);
+}
+
+TEST_CASE("world model: loop-state features read the loops the steps made", "[worldmodel]") {
+  using namespace sched;
+  Workload w = parseWorkload("gemm:M=64,N=48,K=32");
+  auto lg = [](double x, double scale) { return static_cast<float>(std::log2(x + 1) / scale); };
+  auto build = [&](const std::vector<Step>& steps) {
+    State st(w.dag);
+    for (auto& s : steps) REQUIRE(applyStep(st, s).empty());
+    return costmodel::loopFeatures(st, 2);
+  };
+  // C: i (parallel), j.0, k, j.1 (vectorized: j is the output's innermost axis)
+  std::vector<Step> steps{SplitStep{2, 1, 48, {16}, true}, ReorderStep{2, {0, 1, 3, 2}},
+                          AnnotationStep{2, 0, Annotation::Parallel},
+                          AnnotationStep{2, 3, Annotation::Vectorize}};
+  auto f = build(steps);
+  REQUIRE(f.size() == static_cast<size_t>(costmodel::kLoopDim));
+  CHECK(f[0] == Approx(lg(64, 12)));
+  CHECK(f[1] == Approx(1.0));
+  CHECK(f[2] == Approx(lg(16, 6)));
+  CHECK(f[3] == 1.f);
+  CHECK(f[4] == Approx(lg(16, 8)));
+  CHECK(f[5] == 0.f);
+  CHECK(f[7] == Approx(4.0 / 16));
+  CHECK(f[10] == Approx(lg(16, 10)));
+  CHECK(f[11] == Approx(lg(48 * 32, 24)));
+  CHECK(f[12] == Approx(lg(64 * 48 * 32, 30)));
+  CHECK(f[13] == Approx(1.0 / 8));
+  // one computed stage: the mean is the stage itself
+  for (int k = 0; k < costmodel::kLoopPerStage; ++k)
+    CHECK(f[static_cast<size_t>(costmodel::kLoopPerStage + k)] ==
+          Approx(f[static_cast<size_t>(k)]));
+
+  // the vector loop on a split of i (a strided store), 3 parallel iterations on 2 cores
+  auto g = build({SplitStep{2, 0, 64, {16}, true}, SplitStep{2, 2, 48, {3}, false},
+                  ReorderStep{2, {2, 0, 3, 4, 1}}, AnnotationStep{2, 0, Annotation::Parallel},
+                  AnnotationStep{2, 4, Annotation::Vectorize}});
+  CHECK(g[0] == Approx(lg(3, 12)));
+  CHECK(g[1] == Approx(0.75));
+  CHECK(g[2] == Approx(lg(16, 6)));
+  CHECK(g[3] == 0.f);
+
+  // a cache-write stage computed at the output's parallel loop inherits its parallel degree
+  auto h = build({CacheWriteStep{2, ir::MemScope::Local},
+                  AnnotationStep{3, 0, Annotation::Parallel}, ComputeAtStep{2, 3, 0}});
+  // main stage: C.local (64·48·32 iterations, more than the copy's 64·48)
+  CHECK(h[0] == Approx(lg(64, 12)));
+  CHECK(h[8] == 1.f);
+  CHECK(h[9] == 1.f);
+  CHECK(h[12] == Approx(lg(64 * 48 * 32, 30)));
+  CHECK(h[costmodel::kLoopPerStage + 8] == Approx(0.5)); // one of two stages attached
 }

@@ -34,11 +34,25 @@ struct HardwareFeatures {
 /// Feature layout version: checkpoints record it and are refused when it differs.
 extern const char* const kWorldModelLayout;
 constexpr int kStageDim = 26, kActionDim = 52, kHardwareDim = 12;
+/// Loop-state features: kLoopPerStage values for the stage doing the most iterations, then
+/// their mean over the computed (not inlined) stages.
+constexpr int kLoopPerStage = 14, kLoopDim = 2 * kLoopPerStage;
 
 /// Per-stage features of a DAG (one row per op, kStageDim each).
 std::vector<float> stageFeatures(const ir::ComputeDAG& dag);
 /// One action's features (kActionDim); `steps` gives follow splits their source's factors.
 std::vector<float> actionFeatures(const std::vector<sched::Step>& steps, size_t i, int numStages);
+/// What the steps made of the loops, read from the final state (no lowering): per stage the
+/// parallel degree and its balance over `cores`, vector width and whether the vector loop
+/// walks the output's innermost axis, innermost loop, unrolling, the spatial tile inside the
+/// reduction, iterations per thread; kLoopDim values.
+std::vector<float> loopFeatures(const sched::State& state, int cores);
+/// For each of the first `n` steps, the initial op (row of stageFeatures) of the stage it acts
+/// on. Steps name stages of the state they apply to, and cache_read, cache_write and rfactor
+/// insert stages, so a later step's stage index is not the op's index: a stage made by one of
+/// them belongs to the op it was made from.
+std::vector<int64_t> initialOpOfSteps(const std::vector<sched::Step>& steps, size_t n,
+                                      int numStages);
 
 struct WorldModelOptions {
   int latent = 64;                ///< latent size d
