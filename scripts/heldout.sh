@@ -7,6 +7,7 @@
 # dominates a fold: compare means over folds); top-1 and top-5 averaged over the tasks.
 # usage: bash scripts/heldout.sh LOG OUT_DIR [WMTUNE] [SEEDS] [STEPS] [EVERY] [FOLDS]
 #   defaults: build/apps/wmtune/wmtune, "1 2 3", 2000, 5, "4"
+# TRAIN_FLAGS (environment): more flags for `wmtune train`, e.g. "--wm-dynamics 0"
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 log="$1" out="$2"
@@ -38,7 +39,9 @@ print(f"fold {fold}: {len(order)} tasks, {len(held)} held out", file=sys.stderr)
 PY
   for s in $seeds; do
     d="$out/fold$f"
-    "$wm" train "$d/train.jsonl" -o "$d/seed$s.pt" --steps "$steps" --seed "$s" >/dev/null
+    # shellcheck disable=SC2086
+    "$wm" train "$d/train.jsonl" -o "$d/seed$s.pt" --steps "$steps" --seed "$s" ${TRAIN_FLAGS:-} \
+      >/dev/null
     "$wm" eval-model --model "$d/seed$s.pt" "$d/heldout.jsonl" --json "$d/seed$s.json" >/dev/null
     line=$("$py" -c 'import json,sys; m=json.load(open(sys.argv[1])); print(m["pairwise"], m["top1"], m["top5"], m["top1_task"], m["top5_task"])' "$d/seed$s.json")
     echo "fold $f seed $s: pairwise top-1 top-5 task-top-1 task-top-5 = $line"

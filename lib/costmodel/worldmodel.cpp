@@ -32,7 +32,8 @@ namespace wm::costmodel {
 
 namespace {
 
-constexpr int64_t kFormatVersion = 1;
+// 2: the dynamics head (dyn) beside the ranking head
+constexpr int64_t kFormatVersion = 2;
 using torch::Tensor;
 namespace nn = torch::nn;
 
@@ -52,6 +53,7 @@ struct NetImpl : nn::Module {
     head1 = register_module("head1", nn::Linear(2 * latent + kHardwareDim + kLoopDim, hidden));
     head2 = register_module("head2", nn::Linear(hidden, hidden / 2));
     head3 = register_module("head3", nn::Linear(hidden / 2, 1));
+    dyn = register_module("dyn", nn::Linear(latent, kLoopDim));
   }
   /// stage features [S, F] -> per-stage embeddings [S, L] and z0 [L]
   std::pair<Tensor, Tensor> encodeTask(const Tensor& sf) {
@@ -66,6 +68,8 @@ struct NetImpl : nn::Module {
     if (gru) return cell(e, z);
     return z + trans2(torch::relu(trans1(torch::cat({z, e}, -1))));
   }
+  /// The loop-state features a latent state stands for (the dynamics objective).
+  Tensor predictLoops(const Tensor& z) { return dyn(z); }
   Tensor score(const Tensor& z, const Tensor& pooled, const Tensor& hw, const Tensor& loops) {
     Tensor x = torch::cat({z, pooled, hw, loops}, -1);
     return head3(torch::relu(head2(torch::relu(head1(x))))).squeeze(-1);
@@ -73,7 +77,8 @@ struct NetImpl : nn::Module {
 
   bool gru;
   nn::Linear stage1{nullptr}, stage2{nullptr}, pool{nullptr}, act1{nullptr}, act2{nullptr};
-  nn::Linear trans1{nullptr}, trans2{nullptr}, head1{nullptr}, head2{nullptr}, head3{nullptr};
+  nn::Linear trans1{nullptr}, trans2{nullptr}, head1{nullptr}, head2{nullptr}, head3{nullptr},
+      dyn{nullptr};
   nn::GRUCell cell{nullptr};
 };
 TORCH_MODULE(Net);
@@ -91,6 +96,9 @@ struct Sample {
   std::vector<float> actions; // len * kActionDim
   std::vector<int64_t> stageIdx;
   std::vector<float> loops; // kLoopDim: loopFeatures of the final state
+  /// len * kLoopDim: loopFeatures of the state after each step (the dynamics targets; empty
+  /// when the dynamics objective is off)
+  std::vector<float> stepLoops;
   int len = 0;
   double cost = 0; // <= 0: failed
 };
@@ -309,16 +317,45 @@ struct WorldModel::Impl {
     return loopFeatures(r.state, hw.cores);
   }
 
+  /// loopFeatures after each of the first n steps, the last row also the final state's; false
+  /// when the steps do not replay
+  bool stepLoopsOf(const ir::ComputeDAG& dag, const std::vector<sched::Step>& steps, size_t n,
+                   std::vector<float>* out, std::vector<float>* last) {
+    sched::State st(dag);
+    for (size_t i = 0; i < steps.size(); ++i) {
+      if (!sched::applyStep(st, steps[i]).empty()) return false;
+      if (i < n) {
+        auto f = loopFeatures(st, hw.cores);
+        out->insert(out->end(), f.begin(), f.end());
+      }
+    }
+    *last = loopFeatures(st, hw.cores);
+    return true;
+  }
+
+  /// A record's sample; the per-step loop states (dynamics targets) only `withSteps`.
+  Sample sampleOf(const MeasuredRecord& r, bool withSteps) {
+    Sample s;
+    s.task = taskFor(r.taskKey, *r.dag);
+    encodeSteps(r.steps, tasks[s.task].numStages, &s.actions, &s.stageIdx);
+    s.len = static_cast<int>(s.stageIdx.size());
+    if (withSteps) {
+      if (!stepLoopsOf(*r.dag, r.steps, static_cast<size_t>(s.len), &s.stepLoops, &s.loops)) {
+        s.stepLoops.clear();
+        s.loops.assign(kLoopDim, 0.f);
+      }
+    } else {
+      s.loops = loopsOf(*r.dag, r.steps);
+    }
+    s.cost = std::isfinite(r.cost) && r.cost > 0 ? r.cost : 0;
+    return s;
+  }
+
   void add(const std::vector<MeasuredRecord>& records) {
     for (auto& r : records) {
       if (!r.dag) continue;
-      int t = taskFor(r.taskKey, *r.dag);
-      Sample s;
-      s.task = t;
-      encodeSteps(r.steps, tasks[t].numStages, &s.actions, &s.stageIdx);
-      s.len = static_cast<int>(s.stageIdx.size());
-      s.loops = loopsOf(*r.dag, r.steps);
-      s.cost = std::isfinite(r.cost) && r.cost > 0 ? r.cost : 0;
+      Sample s = sampleOf(r, opts.dynamics > 0);
+      int t = s.task;
       if (s.len == 0) continue;
       if (s.cost > 0 && (tasks[t].best <= 0 || s.cost < tasks[t].best)) tasks[t].best = s.cost;
       tasks[t].samples.push_back(static_cast<int>(samples.size()));
@@ -327,7 +364,10 @@ struct WorldModel::Impl {
   }
 
   /// Scores a padded batch of samples (contiguous per task); differentiable.
-  Tensor forward(const std::vector<const Sample*>& batch) {
+  /// Scores of the batch; with `dynLoss`, also the dynamics objective: the mean squared error
+  /// of the loop-state features predicted from each z_t against those of the state after
+  /// step t.
+  Tensor forward(const std::vector<const Sample*>& batch, Tensor* dynLoss = nullptr) {
     std::map<int, int64_t> offset; // task -> row offset into H
     std::vector<Tensor> hs, z0s;
     std::vector<int64_t> taskRow;
@@ -353,10 +393,18 @@ struct WorldModel::Impl {
     std::vector<float> act(static_cast<size_t>(N * T * kActionDim), 0.f),
         mask(static_cast<size_t>(N * T), 0.f);
     std::vector<int64_t> sidx(static_cast<size_t>(N * T), 0), zrow(static_cast<size_t>(N));
-    std::vector<float> loops;
+    std::vector<float> loops, target, dmask;
+    if (dynLoss) {
+      target.assign(static_cast<size_t>(N * T * kLoopDim), 0.f);
+      dmask.assign(static_cast<size_t>(N * T), 0.f);
+    }
     for (int64_t i = 0; i < N; ++i) {
       const Sample& s = *batch[static_cast<size_t>(i)];
       loops.insert(loops.end(), s.loops.begin(), s.loops.end());
+      if (dynLoss && s.stepLoops.size() == static_cast<size_t>(s.len * kLoopDim)) {
+        std::copy(s.stepLoops.begin(), s.stepLoops.end(), target.begin() + i * T * kLoopDim);
+        std::fill(dmask.begin() + i * T, dmask.begin() + i * T + s.len, 1.f);
+      }
       std::copy(s.actions.begin(), s.actions.end(), act.begin() + i * T * kActionDim);
       for (int64_t t = 0; t < s.len; ++t) {
         mask[static_cast<size_t>(i * T + t)] = 1.f;
@@ -369,9 +417,17 @@ struct WorldModel::Impl {
     Tensor S = torch::tensor(sidx, torch::kInt64);
     Tensor E = net->encodeAction(A, H.index_select(0, S).view({N, T, -1})) * M;
     Tensor z = Z0.index_select(0, torch::tensor(zrow, torch::kInt64));
+    std::vector<Tensor> zs;
     for (int64_t t = 0; t < T; ++t) {
       Tensor m = M.select(1, t);
       z = m * net->transition(z, E.select(1, t)) + (1 - m) * z;
+      if (dynLoss) zs.push_back(z);
+    }
+    if (dynLoss) {
+      Tensor D = tensorOf(dmask, {N, T, 1});
+      Tensor err =
+          (net->predictLoops(torch::stack(zs, 1)) - tensorOf(target, {N, T, kLoopDim})).pow(2) * D;
+      *dynLoss = err.sum() / (D.sum() * kLoopDim).clamp_min(1);
     }
     Tensor pooled = E.sum(1) / M.sum(1).clamp_min(1);
     return net->score(z, pooled, hwTensor.expand({N, kHardwareDim}),
@@ -410,7 +466,8 @@ struct WorldModel::Impl {
           group.push_back(static_cast<int64_t>(g));
         }
       }
-      Tensor s = forward(batch);
+      Tensor dyn;
+      Tensor s = forward(batch, opts.dynamics > 0 ? &dyn : nullptr);
       Tensor Y = tensorOf(y, {static_cast<int64_t>(y.size())});
       Tensor G = torch::tensor(group, torch::kInt64);
       Tensor same = G.unsqueeze(1) == G.unsqueeze(0);
@@ -419,6 +476,7 @@ struct WorldModel::Impl {
       Tensor ds = s.unsqueeze(1) - s.unsqueeze(0);
       Tensor rank = (w * torch::softplus(-ds)).sum() / w.sum().clamp_min(1e-9);
       Tensor loss = rank + opts.regression * torch::mse_loss(s, Y);
+      if (opts.dynamics > 0) loss = loss + opts.dynamics * dyn;
       adam->zero_grad();
       loss.backward();
       torch::nn::utils::clip_grad_norm_(net->parameters(), 1.0);
@@ -519,6 +577,22 @@ struct WorldModel::Impl {
 WorldModel::WorldModel(const WorldModelOptions& opts, const HardwareFeatures& hw)
     : impl_(std::make_unique<Impl>(opts, hw)) {}
 WorldModel::~WorldModel() = default;
+
+double WorldModel::dynamicsError(const std::vector<MeasuredRecord>& records) {
+  torch::NoGradGuard ng;
+  std::vector<Sample> tmp;
+  for (auto& r : records)
+    if (r.dag) {
+      Sample s = impl_->sampleOf(r, true);
+      if (s.len > 0 && !s.stepLoops.empty()) tmp.push_back(std::move(s));
+    }
+  if (tmp.empty()) return 0;
+  std::vector<const Sample*> batch;
+  for (auto& s : tmp) batch.push_back(&s);
+  Tensor err;
+  impl_->forward(batch, &err);
+  return err.item<double>();
+}
 
 void WorldModel::addSamples(const std::vector<MeasuredRecord>& records) {
   impl_->add(records);

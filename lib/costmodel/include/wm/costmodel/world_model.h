@@ -61,7 +61,11 @@ struct WorldModelOptions {
   double lr = 1e-3;               ///< Adam
   double weightDecay = 1e-6;
   double regression = 0.1; ///< weight of the MSE term beside the pairwise ranking loss
-  int stepsPerUpdate = 60; ///< Adam steps after each measurement round (online)
+  /// weight of the dynamics objective: predict from each latent z_t the loop-state features of
+  /// the state after step t (0: ranking only; 0.1 and 1 lowered held-out ranking on the
+  /// pre-training data, docs/world-model.md)
+  double dynamics = 0;
+  int stepsPerUpdate = 60;               ///< Adam steps after each measurement round (online)
   int batchTasks = 4, batchPerTask = 64; ///< a training batch: tasks × samples per task
   int maxSteps = 96;                     ///< longer step lists are cut (rare)
   /// libtorch threads for scoring and training. Fixed, not "all cores": BLAS results depend on
@@ -88,6 +92,9 @@ public:
   /// Trains `steps` Adam steps on the samples so far; returns the mean loss of the last 10.
   double train(int steps);
   int numSamples() const;
+  /// The dynamics objective on the records (no training): the mean squared error between the
+  /// loop-state features predicted from each latent z_t and those of the state after step t.
+  double dynamicsError(const std::vector<MeasuredRecord>& records);
   int numTasks() const;
   /// Scores step lists of one task directly (what predict does after taking the steps).
   std::vector<double> score(const ir::ComputeDAG& dag,
