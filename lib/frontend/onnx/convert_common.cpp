@@ -60,12 +60,20 @@ ConvertFn unaryFn(const std::string& tag, std::function<Expr(Expr)> f, bool floa
   };
 }
 
+namespace {
+
+void requireSameType(ConvertContext& c, const Tensor& a, const Tensor& b) {
+  if (a->dtype != b->dtype)
+    c.fail(std::string("operand types differ (") + dtypeName(a->dtype) + " vs " +
+           dtypeName(b->dtype) + ")");
+}
+
+} // namespace
+
 ConvertFn binaryFn(const std::string& tag, BinaryOp op) {
   return [tag, op](ConvertContext& c) -> Outs {
     const Tensor &a = c.x(0), &b = c.x(1);
-    if (a->dtype != b->dtype)
-      c.fail(std::string("operand types differ (") + dtypeName(a->dtype) + " vs " +
-             dtypeName(b->dtype) + ")");
+    requireSameType(c, a, b);
     if (a->dtype == DType::Bool) c.fail("bool operands are not supported");
     return {broadcastCompute(c, tag, {a, b}, [op](auto& v) { return binary(op, v[0], v[1]); })};
   };
@@ -74,9 +82,7 @@ ConvertFn binaryFn(const std::string& tag, BinaryOp op) {
 ConvertFn compareFn(const std::string& tag, CompareOp op) {
   return [tag, op](ConvertContext& c) -> Outs {
     const Tensor &a = c.x(0), &b = c.x(1);
-    if (a->dtype != b->dtype)
-      c.fail(std::string("operand types differ (") + dtypeName(a->dtype) + " vs " +
-             dtypeName(b->dtype) + ")");
+    requireSameType(c, a, b);
     return {broadcastCompute(c, tag, {a, b}, [op](auto& v) { return compare(op, v[0], v[1]); })};
   };
 }
