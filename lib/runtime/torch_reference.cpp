@@ -349,29 +349,13 @@ const std::vector<RefOp>& refOps() {
          WM_REF_PRELUDE;
          return {torch::where(in[0], in[1], in[2])};
        }},
-      {{"Equal"},
+      {{"Equal", "Greater", "GreaterOrEqual", "Less", "LessOrEqual"},
        [](NodeCtx& c) -> std::vector<torch::Tensor> {
          WM_REF_PRELUDE;
-         return {torch::eq(in[0], in[1])};
-       }},
-      {{"Greater"},
-       [](NodeCtx& c) -> std::vector<torch::Tensor> {
-         WM_REF_PRELUDE;
-         return {torch::gt(in[0], in[1])};
-       }},
-      {{"GreaterOrEqual"},
-       [](NodeCtx& c) -> std::vector<torch::Tensor> {
-         WM_REF_PRELUDE;
-         return {torch::ge(in[0], in[1])};
-       }},
-      {{"Less"},
-       [](NodeCtx& c) -> std::vector<torch::Tensor> {
-         WM_REF_PRELUDE;
-         return {torch::lt(in[0], in[1])};
-       }},
-      {{"LessOrEqual"},
-       [](NodeCtx& c) -> std::vector<torch::Tensor> {
-         WM_REF_PRELUDE;
+         if (op == "Equal") return {torch::eq(in[0], in[1])};
+         if (op == "Greater") return {torch::gt(in[0], in[1])};
+         if (op == "GreaterOrEqual") return {torch::ge(in[0], in[1])};
+         if (op == "Less") return {torch::lt(in[0], in[1])};
          return {torch::le(in[0], in[1])};
        }},
       {{"Cast"},
@@ -425,62 +409,55 @@ const std::vector<RefOp>& refOps() {
          return {pool(c, in[0], false)};
        }},
       {{"GlobalAveragePool", "GlobalMaxPool"},
-       [](NodeCtx& c) -> std::
-                          vector<torch::Tensor> {
-                            WM_REF_PRELUDE;
-                            std::vector<int64_t> dims;
-                            for (int64_t d = 2; d < in[0].dim(); ++d) dims.push_back(d);
-                            return {op == "GlobalAveragePool" ? in[0].mean(dims, true)
-                                                              : in[0].amax(dims, true)};
-                          }},
+       [](NodeCtx& c) -> std::vector<torch::Tensor> {
+         WM_REF_PRELUDE;
+         std::vector<int64_t> dims;
+         for (int64_t d = 2; d < in[0].dim(); ++d) dims.push_back(d);
+         return {op == "GlobalAveragePool" ? in[0].mean(dims, true) : in[0].amax(dims, true)};
+       }},
       {{"Pad"},
-       [](NodeCtx& c) -> std::
-                          vector<torch::Tensor> {
-                            WM_REF_PRELUDE;
-                            auto p = c.intsOf(1);
-                            size_t r = static_cast<size_t>(in[0].dim());
-                            std::vector<int64_t> tp;
-                            for (size_t i = r; i-- > 0;) {
-                              tp.push_back(p[i]);
-                              tp.push_back(p[r + i]);
-                            }
-                            std::string mode = c.s("mode", "constant");
-                            if (mode == "constant") {
-                              double v = c.has(2) ? in[2].item<double>() : 0.0;
-                              return {torch::constant_pad_nd(in[0], tp, v)};
-                            }
-                            while (tp.size() > 2 && tp[tp.size() - 1] == 0 &&
-                                   tp[tp.size() - 2] == 0)
-                              tp.resize(tp.size() - 2);
-                            auto x = in[0];
-                            int64_t lead = x.dim() - static_cast<int64_t>(tp.size() / 2);
-                            // reflect/replicate need a (batch, channel) prefix: flatten the leading
-                            // dims
-                            auto sizes = x.sizes().vec();
-                            std::vector<int64_t> shp{1, 1};
-                            for (int64_t d = 0; d < lead; ++d)
-                              shp[1] *= sizes[static_cast<size_t>(d)];
-                            for (int64_t d = lead; d < x.dim(); ++d)
-                              shp.push_back(sizes[static_cast<size_t>(d)]);
-                            auto opts = F::PadFuncOptions(tp);
-                            if (mode == "reflect")
-                              opts.mode(torch::kReflect);
-                            else
-                              opts.mode(torch::kReplicate);
-                            auto y = F::pad(x.reshape(shp), opts);
-                            std::vector<int64_t> out(sizes.begin(), sizes.begin() + lead);
-                            for (int64_t d = 2; d < y.dim(); ++d) out.push_back(y.size(d));
-                            return {y.reshape(out)};
-                          }},
+       [](NodeCtx& c) -> std::vector<torch::Tensor> {
+         WM_REF_PRELUDE;
+         auto p = c.intsOf(1);
+         size_t r = static_cast<size_t>(in[0].dim());
+         std::vector<int64_t> tp;
+         for (size_t i = r; i-- > 0;) {
+           tp.push_back(p[i]);
+           tp.push_back(p[r + i]);
+         }
+         std::string mode = c.s("mode", "constant");
+         if (mode == "constant") {
+           double v = c.has(2) ? in[2].item<double>() : 0.0;
+           return {torch::constant_pad_nd(in[0], tp, v)};
+         }
+         while (tp.size() > 2 && tp[tp.size() - 1] == 0 && tp[tp.size() - 2] == 0)
+           tp.resize(tp.size() - 2);
+         auto x = in[0];
+         int64_t lead = x.dim() - static_cast<int64_t>(tp.size() / 2);
+         // reflect/replicate need a (batch, channel) prefix: flatten the leading
+         // dims
+         auto sizes = x.sizes().vec();
+         std::vector<int64_t> shp{1, 1};
+         for (int64_t d = 0; d < lead; ++d) shp[1] *= sizes[static_cast<size_t>(d)];
+         for (int64_t d = lead; d < x.dim(); ++d) shp.push_back(sizes[static_cast<size_t>(d)]);
+         auto opts = F::PadFuncOptions(tp);
+         if (mode == "reflect")
+           opts.mode(torch::kReflect);
+         else
+           opts.mode(torch::kReplicate);
+         auto y = F::pad(x.reshape(shp), opts);
+         std::vector<int64_t> out(sizes.begin(), sizes.begin() + lead);
+         for (int64_t d = 2; d < y.dim(); ++d) out.push_back(y.size(d));
+         return {y.reshape(out)};
+       }},
       {{"Flatten"},
-       [](NodeCtx& c) -> std::
-                          vector<torch::Tensor> {
-                            WM_REF_PRELUDE;
-                            int64_t axis = c.axis(c.i("axis", 1), in[0].dim());
-                            int64_t a = 1;
-                            for (int64_t d = 0; d < axis; ++d) a *= in[0].size(d);
-                            return {in[0].reshape({a, in[0].numel() / std::max<int64_t>(a, 1)})};
-                          }},
+       [](NodeCtx& c) -> std::vector<torch::Tensor> {
+         WM_REF_PRELUDE;
+         int64_t axis = c.axis(c.i("axis", 1), in[0].dim());
+         int64_t a = 1;
+         for (int64_t d = 0; d < axis; ++d) a *= in[0].size(d);
+         return {in[0].reshape({a, in[0].numel() / std::max<int64_t>(a, 1)})};
+       }},
       {{"Reshape"},
        [](NodeCtx& c) -> std::
                           vector<torch::Tensor> {
