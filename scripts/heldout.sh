@@ -32,9 +32,12 @@ with open(log) as f:
             order.append(task)
         lines.append((task, line if line.endswith("\n") else line + "\n"))
 held = {t for i, t in enumerate(order) if i % every == fold}
-with open(out + "/train.jsonl", "w") as a, open(out + "/heldout.jsonl", "w") as b:
+# written whole: temporary names, renamed once complete
+with open(out + "/train.jsonl.tmp", "w") as a, open(out + "/heldout.jsonl.tmp", "w") as b:
     for task, line in lines:
         (b if task in held else a).write(line)
+for name in ("train.jsonl", "heldout.jsonl"):
+    os.replace(f"{out}/{name}.tmp", f"{out}/{name}")
 print(f"fold {fold}: {len(order)} tasks, {len(held)} held out", file=sys.stderr)
 PY
   for s in $seeds; do

@@ -310,15 +310,8 @@ struct WorldModel::Impl {
     sidx->insert(sidx->end(), ops.begin(), ops.end());
   }
 
-  /// loopFeatures of the state the steps make (zeros when they do not replay)
-  std::vector<float> loopsOf(const ir::ComputeDAG& dag, const std::vector<sched::Step>& steps) {
-    auto r = sched::replay(dag, steps);
-    if (!r.error.empty()) return std::vector<float>(kLoopDim, 0.f);
-    return loopFeatures(r.state, hw.cores);
-  }
-
-  /// loopFeatures after each of the first n steps, the last row also the final state's; false
-  /// when the steps do not replay
+  /// loopFeatures after each of the first n steps into `out`, and of the final state into
+  /// `last`; false when the steps do not replay
   bool stepLoopsOf(const ir::ComputeDAG& dag, const std::vector<sched::Step>& steps, size_t n,
                    std::vector<float>* out, std::vector<float>* last) {
     sched::State st(dag);
@@ -333,19 +326,24 @@ struct WorldModel::Impl {
     return true;
   }
 
+  /// loopFeatures of the state the steps make (zeros when they do not replay)
+  std::vector<float> loopsOf(const ir::ComputeDAG& dag, const std::vector<sched::Step>& steps) {
+    std::vector<float> none, last;
+    if (!stepLoopsOf(dag, steps, 0, &none, &last)) return std::vector<float>(kLoopDim, 0.f);
+    return last;
+  }
+
   /// A record's sample; the per-step loop states (dynamics targets) only `withSteps`.
   Sample sampleOf(const MeasuredRecord& r, bool withSteps) {
     Sample s;
     s.task = taskFor(r.taskKey, *r.dag);
     encodeSteps(r.steps, tasks[s.task].numStages, &s.actions, &s.stageIdx);
     s.len = static_cast<int>(s.stageIdx.size());
-    if (withSteps) {
-      if (!stepLoopsOf(*r.dag, r.steps, static_cast<size_t>(s.len), &s.stepLoops, &s.loops)) {
-        s.stepLoops.clear();
-        s.loops.assign(kLoopDim, 0.f);
-      }
-    } else {
+    if (!withSteps) {
       s.loops = loopsOf(*r.dag, r.steps);
+    } else if (!stepLoopsOf(*r.dag, r.steps, static_cast<size_t>(s.len), &s.stepLoops, &s.loops)) {
+      s.stepLoops.clear();
+      s.loops.assign(kLoopDim, 0.f);
     }
     s.cost = std::isfinite(r.cost) && r.cost > 0 ? r.cost : 0;
     return s;
@@ -363,10 +361,9 @@ struct WorldModel::Impl {
     }
   }
 
-  /// Scores a padded batch of samples (contiguous per task); differentiable.
-  /// Scores of the batch; with `dynLoss`, also the dynamics objective: the mean squared error
-  /// of the loop-state features predicted from each z_t against those of the state after
-  /// step t.
+  /// Scores a padded batch of samples (contiguous per task); differentiable. With `dynLoss`,
+  /// also the dynamics objective: the mean squared error of the loop-state features predicted
+  /// from each z_t against those of the state after step t.
   Tensor forward(const std::vector<const Sample*>& batch, Tensor* dynLoss = nullptr) {
     std::map<int, int64_t> offset; // task -> row offset into H
     std::vector<Tensor> hs, z0s;

@@ -94,6 +94,7 @@ public:
   int numSamples() const;
   /// The dynamics objective on the records (no training): the mean squared error between the
   /// loop-state features predicted from each latent z_t and those of the state after step t.
+  /// Their tasks are registered with no samples (training skips them).
   double dynamicsError(const std::vector<MeasuredRecord>& records);
   int numTasks() const;
   /// Scores step lists of one task directly (what predict does after taking the steps).
