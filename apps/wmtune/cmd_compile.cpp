@@ -14,6 +14,7 @@
 #include <wm/lower/lower.h>
 #include <wm/schedule/default_schedule.h>
 #include <wm/schedule/steps.h>
+#include <wm/search/heuristic.h>
 #include <wm/support/error.h>
 #include <wm/support/files.h>
 
@@ -107,8 +108,9 @@ Command addCompileCommand(CLI::App& app) {
   auto o = std::make_shared<CompileOptions>();
   sub->add_option("-w,--workload", o->spec, "Workload spec op:key=value,...")->required();
   sub->add_option("--schedule", o->schedule,
-                  "JSON step list, or 'default': the schedule `run` uses without a log (default: "
-                  "no steps, the naive program)");
+                  "JSON step list; 'heuristic': the schedule `run` uses without a log (CPU; "
+                  "tuning measures it first); 'default': inline and parallel outer loops, "
+                  "`run --untuned naive` (default: no steps, the naive program)");
   sub->add_option("--emit", o->emit,
                   "What to produce: loops (lowered loop nest; cuda: its kernels), state, steps, "
                   "llvm (optimized LLVM IR), llvm-raw (before optimization), asm, obj, ptx (cuda)")
@@ -131,10 +133,16 @@ Command addCompileCommand(CLI::App& app) {
     else
       w = parseWorkload(o->spec);
     std::vector<sched::Step> steps;
-    if (o->schedule == "default")
+    if (o->schedule == "default") {
       steps = o->target.target == "cuda" ? sched::defaultGpuSchedule(w.dag)
                                          : sched::defaultSchedule(w.dag);
-    else
+    } else if (o->schedule == "heuristic") {
+      if (o->target.target == "cuda")
+        WM_USER_ERROR() << "--schedule heuristic: CPU targets only (use 'default' for cuda)";
+      auto h =
+          search::heuristicSchedule(search::SearchTask(w.dag, codegen::resolveTarget(o->target)));
+      steps = h ? *h : sched::defaultSchedule(w.dag);
+    } else
       steps = readScheduleFile(o->schedule);
     auto r = sched::replay(w.dag, steps);
     if (!r.error.empty())

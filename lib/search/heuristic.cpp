@@ -29,6 +29,25 @@ int64_t largestDivisorAtMost(int64_t n, int64_t limit) {
   return 1;
 }
 
+int64_t ceilDiv(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
+// A tile length at most `limit` (a multiple of `step`) for an axis of extent n: its largest
+// divisor, unless every divisor is under half the limit (a prime extent such as ViT's 197
+// tokens): then the longest length whose last, partial tile pads the axis by at most
+// kMaxPadding (lowering guards the partial tile; hoist_guards keeps the guard out of the
+// full tiles).
+constexpr double kMaxPadding = 0.06;
+int64_t tileLength(int64_t n, int64_t limit, int64_t step = 1) {
+  int64_t d = largestDivisorAtMost(n, limit);
+  if (d % step == 0 && 2 * d >= std::min(n, limit)) return d;
+  for (int64_t l = std::min(n, limit) / step * step; l > d && l >= step; l -= step)
+    if (static_cast<double>(ceilDiv(n, l) * l - n) <= kMaxPadding * static_cast<double>(n))
+      return l;
+  return d;
+}
+
 bool mentions(const ir::Expr& e, const ir::VarNode* v) {
   bool found = false;
   ir::postOrderVisit(e, [&](const ir::Expr& x) { found |= x.as<ir::VarNode>() == v; });
@@ -72,22 +91,28 @@ TilePlan planTiles(const ir::OperationNode& op, const target::Target& hw) {
   int64_t ve = op.axes[v].extent;
   // Whole vectors when the extent allows and an input is read contiguously along the axis
   // (else its lanes are gathered: one vector at most), else the longest part of one vector.
+  // An extent that is no multiple of the vector (197 tokens) may still get whole vectors, the
+  // last one partial.
   int64_t v3 = ve % lanes == 0 && !vectorReads.empty()
                    ? lanes * largestDivisorAtMost(ve / lanes, kVectorsPerRow)
+               : !vectorReads.empty() && ve >= 2 * lanes
+                   ? tileLength(ve, lanes * kVectorsPerRow, lanes)
                    : largestDivisorAtMost(ve, lanes);
-  int64_t v2 = largestDivisorAtMost(ve / v3, kColsPerCacheTile / v3);
+  if (v3 % lanes != 0) v3 = largestDivisorAtMost(ve, lanes);
+  // (The cache tiles count whole inner tiles and stay within the extent.)
+  int64_t v2 = largestDivisorAtMost(ceilDiv(ve, v3), std::min(kColsPerCacheTile, ve) / v3);
   int64_t r3 = 1, r2 = 1;
   if (reuse >= 0) {
     int64_t re = op.axes[reuse].extent;
-    r3 = largestDivisorAtMost(re, kAccumulators / ((v3 + lanes - 1) / lanes));
-    r2 = largestDivisorAtMost(re / r3, kRowsPerCacheTile / r3);
+    r3 = tileLength(re, kAccumulators / ceilDiv(v3, lanes));
+    r2 = largestDivisorAtMost(ceilDiv(re, r3), std::min(kRowsPerCacheTile, re) / r3);
   }
   // Enough outer tiles for the parallel loop: give the cache tiles back first.
   auto outer = [&] {
     int64_t deg = 1;
     for (int d = 0; d < n; ++d) {
       int64_t inner = d == v ? v2 * v3 : d == reuse ? r2 * r3 : 1;
-      deg *= op.axes[d].extent / inner;
+      deg *= ceilDiv(op.axes[d].extent, inner);
     }
     return deg;
   };
@@ -108,7 +133,7 @@ TilePlan planTiles(const ir::OperationNode& op, const target::Target& hw) {
   p.reduce.assign(op.reduceAxes.size(), 1);
   int64_t budget = kReducePerTile;
   for (int r = static_cast<int>(op.reduceAxes.size()) - 1; r >= 0 && budget > 1; --r) {
-    int64_t f = largestDivisorAtMost(op.reduceAxes[r].extent, budget);
+    int64_t f = tileLength(op.reduceAxes[r].extent, budget);
     p.reduce[r] = f;
     budget /= f;
   }
@@ -133,11 +158,12 @@ std::optional<State> fillTiles(const SearchTask& task, const Sketch& sketch) {
         else // a fused reduction (rfactor): a vector of partial sums
           lengths = {largestDivisorAtMost(sp->extent, std::max(1, task.target.vectorBytes / 4))};
         lengths.resize(sp->lengths.size(), 1);
-        // Lengths beyond the extent do not divide it: keep only what divides.
-        int64_t rest = sp->extent;
-        for (auto& l : lengths) {
-          l = rest % l == 0 ? l : 1;
-          rest /= l;
+        // Innermost first, their product within the extent (the plan's lengths may leave a
+        // partial last tile).
+        int64_t prod = 1;
+        for (auto it = lengths.rbegin(); it != lengths.rend(); ++it) {
+          *it = std::clamp<int64_t>(*it, 1, std::max<int64_t>(1, sp->extent / prod));
+          prod *= *it;
         }
         sp->lengths = lengths;
       }

@@ -205,4 +205,26 @@ TEST_CASE("the heuristic schedule of every operator is tiled and computes the re
   INFO(djson);
   CHECK(djson.find("256,[1,8,16]") != std::string::npos); // N: S3 = 16 lanes
   CHECK(djson.find("64,[1,1,16]") != std::string::npos);  // M: 16 rows
+  // A prime row count (a ViT's 197 tokens) still gets 4-row register tiles, the last one
+  // partial (200 rows: 1.5% padding), where only divisors would leave 1 row; and a prime
+  // vector axis 16-lane tiles (the 13th holds 5 columns: 208 in all).
+  std::string pjson = heuristicJson("gemm:M=197,N=384,K=384");
+  INFO(pjson);
+  CHECK(pjson.find("197,[1,") != std::string::npos);
+  CHECK(pjson.find(",4],1]") != std::string::npos);
+  std::string vjson = heuristicJson("batch_matmul:B=2,M=64,N=197,K=64");
+  INFO(vjson);
+  CHECK(vjson.find("197,[1,1,16]") != std::string::npos);
+  for (const char* spec : {"gemm:M=197,N=48,K=24", "batch_matmul:B=2,M=37,N=197,K=8"}) {
+    auto w = parseWorkload(spec);
+    auto steps = heuristicSchedule(SearchTask(w.dag, target::ansorCpuDefaults(2)));
+    INFO(spec);
+    REQUIRE(steps.has_value());
+    auto r = sched::replay(w.dag, *steps);
+    REQUIRE(r.error.empty());
+    auto inputs = ir::randomInputs(w.dag, 11);
+    auto expect = ir::evaluateOutputs(w.dag, inputs);
+    CHECK(ir::maxRelativeError(lower::runLowered(lower::lower(r.state), inputs)[0], expect[0]) <=
+          1e-4);
+  }
 }

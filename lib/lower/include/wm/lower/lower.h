@@ -6,6 +6,8 @@
 //                    splits, buffers (compact for attached stages)
 //   simplify         index simplification under loop bounds; decided guards removed;
 //                    extent-1 loops removed
+//   hoist_guards     guards of non-dividing splits tested once per tile: full tiles run an
+//                    unguarded copy of the loop body (CPU nests)
 //   remove_no_ops    empty sequences, loops and ifs dropped
 //
 // Each pass can print the IR after it (--print-after-all) and is timed (--time-passes).
@@ -42,6 +44,7 @@ std::string toString(const LoweredFunc& f);
 // The passes, one entry function each (one file each).
 Stmt scheduleOps(const sched::State& state, LoweredFunc* func);
 Stmt simplifyStmt(const Stmt& s);
+Stmt hoistGuards(const Stmt& s);
 Stmt removeNoOps(const Stmt& s);
 
 } // namespace wm::lower

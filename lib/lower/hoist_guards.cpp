@@ -1,0 +1,277 @@
+// Pass hoist_guards: loop unswitching of the guards of non-dividing splits, so that the full
+// tiles run without them (CPU nests; a nest with thread-bound loops is left as it is).
+//
+// A guard `e < c` below loop v holds for every iteration of the loops under v when the part
+// of e that depends on v and the loops around it (e_out), plus the largest value of the rest
+// (e_in, over the loops inside v), is below c. That condition on the outer variables is tested
+// once at the top of v's body:
+//
+//   for v:  if (e_out + max(e_in) < c) { body without the guard } else { body }
+//
+// Guards of one body that give the same condition share one test. The else branch keeps every
+// guard and may be unswitched again at a deeper loop (the partial tile's inner loops), at most
+// kMaxDepth times on a path, so the code grows linearly. A guard is hoisted only where its
+// condition depends on the loop's own variable (else a loop further out tests it), only when
+// e splits into outer and inner terms (no term mixes both), and not when the test can never be
+// true. A guard with no inner term (a partial tile's rows above a vectorized loop) is tested
+// as it is, once instead of on every inner iteration. Vectorized and unrolled loops are not
+// unswitched (their body is one lane or one copy). The fast branch lets the code generator emit the
+// full tiles' vectorized loops as vector code (it leaves guarded ones to LLVM's loop vectorizer).
+#include <wm/ir/printer.h>
+#include <wm/ir/simplify.h>
+#include <wm/ir/visitor.h>
+#include <wm/lower/lower.h>
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace wm::lower {
+
+using namespace wm::ir;
+
+namespace {
+
+constexpr int kMaxDepth = 3; ///< unswitched loops on one path (else branches nested)
+
+void conjuncts(const Expr& e, std::vector<Expr>* out) {
+  if (auto* l = e.as<LogicalNode>(); l && l->op == LogicalOp::And) {
+    conjuncts(l->a, out);
+    conjuncts(l->b, out);
+    return;
+  }
+  out->push_back(e);
+}
+
+// e as a signed sum of terms (Add/Sub trees flattened).
+void terms(const Expr& e, bool negate, std::vector<std::pair<Expr, bool>>* out) {
+  if (auto* b = e.as<BinaryNode>(); b && (b->op == BinaryOp::Add || b->op == BinaryOp::Sub)) {
+    terms(b->a, negate, out);
+    terms(b->b, b->op == BinaryOp::Sub ? !negate : negate, out);
+    return;
+  }
+  out->push_back({e, negate});
+}
+
+bool hasThreadLoopOrBarrier(const Stmt& s) {
+  if (!s.defined()) return false;
+  switch (s.kind()) {
+  case StmtKind::For:
+    return s.as<ForNode>()->forKind == ForKind::ThreadBound ||
+           hasThreadLoopOrBarrier(s.as<ForNode>()->body);
+  case StmtKind::Store: return false;
+  case StmtKind::Allocate: return hasThreadLoopOrBarrier(s.as<AllocateNode>()->body);
+  case StmtKind::IfThenElse:
+    return hasThreadLoopOrBarrier(s.as<IfThenElseNode>()->then) ||
+           hasThreadLoopOrBarrier(s.as<IfThenElseNode>()->otherwise);
+  case StmtKind::Seq:
+    for (auto& x : s.as<SeqNode>()->stmts)
+      if (hasThreadLoopOrBarrier(x)) return true;
+    return false;
+  case StmtKind::Attr: return hasThreadLoopOrBarrier(s.as<AttrNode>()->body);
+  case StmtKind::Barrier: return true;
+  }
+  return false;
+}
+
+// The guards of one loop body that can be tested at its top: the tests (distinct, in the
+// order met) and, per if statement, which of its conjuncts they make true.
+struct Hoist {
+  std::vector<Expr> tests;
+  std::map<const IfThenElseNode*, std::set<size_t>> drops;
+  bool exact = true; ///< every dropped conjunct is its test (no inner term)
+};
+
+class Collector {
+public:
+  Collector(const VarNode* v, const VarBounds& outer) : v_(v), outer_(outer) {}
+
+  Hoist run(const Stmt& body) {
+    visit(body);
+    return std::move(h_);
+  }
+
+private:
+  void visit(const Stmt& s) {
+    if (!s.defined()) return;
+    switch (s.kind()) {
+    case StmtKind::For: {
+      auto* f = s.as<ForNode>();
+      inner_[f->var.node()] = {0, f->extent - 1};
+      visit(f->body);
+      inner_.erase(f->var.node());
+      return;
+    }
+    case StmtKind::Store:
+    case StmtKind::Barrier: return;
+    case StmtKind::Allocate: visit(s.as<AllocateNode>()->body); return;
+    case StmtKind::Attr: visit(s.as<AttrNode>()->body); return;
+    case StmtKind::Seq:
+      for (auto& x : s.as<SeqNode>()->stmts) visit(x);
+      return;
+    case StmtKind::IfThenElse: {
+      auto* n = s.as<IfThenElseNode>();
+      std::vector<Expr> cs;
+      conjuncts(n->cond, &cs);
+      // (With no loop in between the guard is tested once per iteration already.)
+      for (size_t i = 0; i < cs.size() && !inner_.empty(); ++i) {
+        bool exact = false;
+        Expr t = test(cs[i], &exact);
+        if (!t.defined()) continue;
+        h_.exact &= exact;
+        std::string key = ir::toString(t);
+        if (keys_.insert(key).second) h_.tests.push_back(t);
+        h_.drops[n].insert(i);
+      }
+      visit(n->then);
+      visit(n->otherwise);
+      return;
+    }
+    }
+  }
+
+  // The condition on the outer variables under which `c` holds for every inner iteration;
+  // undefined if there is none worth testing here.
+  Expr test(const Expr& c, bool* exact) const {
+    auto* cmp = c.as<CompareNode>();
+    if (!cmp || !isInt(cmp->a.dtype()) || !isInt(cmp->b.dtype())) return Expr();
+    // e < 0 (strict) or e <= 0.
+    bool strict = cmp->op == CompareOp::LT || cmp->op == CompareOp::GT;
+    Expr e;
+    switch (cmp->op) {
+    case CompareOp::LT:
+    case CompareOp::LE: e = cmp->a - cmp->b; break;
+    case CompareOp::GT:
+    case CompareOp::GE: e = cmp->b - cmp->a; break;
+    default: return Expr();
+    }
+    std::vector<std::pair<Expr, bool>> ts;
+    terms(simplify(e), false, &ts);
+    Expr out = constLike(e, 0), in = constLike(e, 0);
+    int64_t k = 0; // the constant terms, moved to the right-hand side
+    bool mentionsV = false;
+    for (auto& [t, neg] : ts) {
+      if (int64_t c; isConstInt(t, &c)) {
+        k += neg ? -c : c;
+        continue;
+      }
+      bool hasOuter = false, hasInner = false, unknown = false;
+      postOrderVisit(t, [&](const Expr& x) {
+        auto* var = x.as<VarNode>();
+        if (!var) return;
+        if (outer_.count(var)) {
+          hasOuter = true;
+          mentionsV |= var == v_;
+        } else if (inner_.count(var)) {
+          hasInner = true;
+        } else {
+          unknown = true;
+        }
+      });
+      if (unknown || (hasOuter && hasInner)) return Expr();
+      Expr& side = hasInner ? in : out;
+      side = neg ? side - t : side + t;
+    }
+    if (!mentionsV) return Expr();
+    *exact = isConstInt(in);
+    IntBound b{0, 0};
+    if (!boundOf(simplify(in, inner_), inner_, &b)) return Expr();
+    Expr t = simplify(compare(strict ? CompareOp::LT : CompareOp::LE, simplify(out),
+                              constLike(out, -static_cast<double>(b.hi + k))),
+                      outer_);
+    int64_t v;
+    if (isConstInt(t, &v) && v == 0) return Expr(); // never true: nothing to gain
+    return t; // (always true: the guard is dropped without a test)
+  }
+
+  const VarNode* v_;
+  const VarBounds& outer_;
+  VarBounds inner_;
+  Hoist h_;
+  std::set<std::string> keys_;
+};
+
+// The body with the hoisted conjuncts of its guards decided: removed where they hold, the
+// guard's else branch where they do not.
+class DropGuards : public StmtMutator {
+public:
+  DropGuards(const Hoist& h, bool hold) : h_(h), hold_(hold) {}
+  Stmt mutateIfThenElse(const IfThenElseNode* op, const Stmt& self) override {
+    auto it = h_.drops.find(op);
+    if (it == h_.drops.end()) return StmtMutator::mutateIfThenElse(op, self);
+    if (!hold_) return mutate(op->otherwise);
+    std::vector<Expr> cs;
+    conjuncts(op->cond, &cs);
+    Expr rest;
+    for (size_t i = 0; i < cs.size(); ++i)
+      if (!it->second.count(i)) rest = rest.defined() ? (rest && cs[i]) : cs[i];
+    Stmt t = mutate(op->then);
+    if (!rest.defined()) return t.defined() ? t : makeSeq({});
+    Stmt e = mutate(op->otherwise);
+    return makeIf(rest, t.defined() ? t : makeSeq({}), e);
+  }
+
+private:
+  const Hoist& h_;
+  bool hold_;
+};
+
+class HoistGuards : public StmtMutator {
+public:
+  Stmt mutateFor(const ForNode* op, const Stmt& self) override {
+    bounds_[op->var.node()] = {0, op->extent - 1};
+    Stmt body = op->body;
+    Stmt r;
+    if (depth_ < kMaxDepth && op->forKind != ForKind::Vectorized &&
+        op->forKind != ForKind::Unrolled) {
+      // The test goes inside the allocations at the top of the body (one buffer each).
+      std::vector<const AllocateNode*> allocs;
+      Stmt inner = body;
+      while (auto* a = inner.as<AllocateNode>()) {
+        allocs.push_back(a);
+        inner = a->body;
+      }
+      Hoist h = Collector(op->var.node(), bounds_).run(inner);
+      if (!h.tests.empty()) {
+        Expr test;
+        for (const auto& t : h.tests)
+          if (!isConstInt(t)) test = test.defined() ? (test && t) : t;
+        Stmt fast = mutate(DropGuards(h, true).mutate(inner));
+        if (!fast.defined()) fast = makeSeq({});
+        Stmt s = fast;
+        if (test.defined()) {
+          // One exact test: where it fails, every guard it decides fails too.
+          Stmt slow;
+          if (h.exact && h.tests.size() == 1) {
+            slow = mutate(DropGuards(h, false).mutate(inner));
+          } else {
+            ++depth_;
+            slow = mutate(inner);
+            --depth_;
+          }
+          s = makeIf(test, fast, slow);
+        }
+        for (auto it = allocs.rbegin(); it != allocs.rend(); ++it)
+          s = makeAllocate((*it)->buffer, s);
+        r = makeFor(op->var, op->extent, op->forKind, op->threadTag, s);
+      }
+    }
+    if (!r.defined()) r = StmtMutator::mutateFor(op, self);
+    bounds_.erase(op->var.node());
+    return r;
+  }
+
+private:
+  VarBounds bounds_;
+  int depth_ = 0;
+};
+
+} // namespace
+
+Stmt hoistGuards(const Stmt& s) {
+  if (hasThreadLoopOrBarrier(s)) return s;
+  return HoistGuards().mutate(s);
+}
+
+} // namespace wm::lower
