@@ -54,27 +54,6 @@ void terms(const Expr& e, bool negate, std::vector<std::pair<Expr, bool>>* out) 
   out->push_back({e, negate});
 }
 
-bool hasThreadLoopOrBarrier(const Stmt& s) {
-  if (!s.defined()) return false;
-  switch (s.kind()) {
-  case StmtKind::For:
-    return s.as<ForNode>()->forKind == ForKind::ThreadBound ||
-           hasThreadLoopOrBarrier(s.as<ForNode>()->body);
-  case StmtKind::Store: return false;
-  case StmtKind::Allocate: return hasThreadLoopOrBarrier(s.as<AllocateNode>()->body);
-  case StmtKind::IfThenElse:
-    return hasThreadLoopOrBarrier(s.as<IfThenElseNode>()->then) ||
-           hasThreadLoopOrBarrier(s.as<IfThenElseNode>()->otherwise);
-  case StmtKind::Seq:
-    for (auto& x : s.as<SeqNode>()->stmts)
-      if (hasThreadLoopOrBarrier(x)) return true;
-    return false;
-  case StmtKind::Attr: return hasThreadLoopOrBarrier(s.as<AttrNode>()->body);
-  case StmtKind::Barrier: return true;
-  }
-  return false;
-}
-
 // The guards of one loop body that can be tested at its top: the tests (distinct, in the
 // order met) and, per if statement, which of its conjuncts they make true.
 struct Hoist {
@@ -270,7 +249,11 @@ private:
 } // namespace
 
 Stmt hoistGuards(const Stmt& s) {
-  if (hasThreadLoopOrBarrier(s)) return s;
+  bool gpu = anyStmt(s, [](const Stmt& x) {
+    auto* f = x.as<ForNode>();
+    return (f && f->forKind == ForKind::ThreadBound) || x.as<BarrierNode>();
+  });
+  if (gpu) return s;
   return HoistGuards().mutate(s);
 }
 

@@ -69,6 +69,26 @@ Stmt makeBarrier() {
   return Stmt(std::make_shared<BarrierNode>());
 }
 
+bool anyStmt(const Stmt& s, const std::function<bool(const Stmt&)>& pred) {
+  if (!s.defined()) return false;
+  if (pred(s)) return true;
+  switch (s.kind()) {
+  case StmtKind::For: return anyStmt(s.as<ForNode>()->body, pred);
+  case StmtKind::Allocate: return anyStmt(s.as<AllocateNode>()->body, pred);
+  case StmtKind::IfThenElse:
+    return anyStmt(s.as<IfThenElseNode>()->then, pred) ||
+           anyStmt(s.as<IfThenElseNode>()->otherwise, pred);
+  case StmtKind::Seq:
+    for (auto& x : s.as<SeqNode>()->stmts)
+      if (anyStmt(x, pred)) return true;
+    return false;
+  case StmtKind::Attr: return anyStmt(s.as<AttrNode>()->body, pred);
+  case StmtKind::Store:
+  case StmtKind::Barrier: return false;
+  }
+  return false;
+}
+
 Stmt StmtMutator::mutate(const Stmt& s) {
   if (!s.defined()) return s;
   switch (s.kind()) {

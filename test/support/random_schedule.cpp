@@ -161,25 +161,10 @@ double loopWork(const lower::Stmt& s, bool threadLoopsOnce) {
 }
 
 bool hasThreadBinding(const lower::Stmt& s) {
-  using namespace wm::lower;
-  if (!s.defined()) return false;
-  switch (s.kind()) {
-  case StmtKind::For:
-    return s.as<ForNode>()->forKind == ForKind::ThreadBound ||
-           hasThreadBinding(s.as<ForNode>()->body);
-  case StmtKind::Store: return false;
-  case StmtKind::Allocate: return hasThreadBinding(s.as<AllocateNode>()->body);
-  case StmtKind::IfThenElse:
-    return hasThreadBinding(s.as<IfThenElseNode>()->then) ||
-           hasThreadBinding(s.as<IfThenElseNode>()->otherwise);
-  case StmtKind::Seq:
-    for (auto& x : s.as<SeqNode>()->stmts)
-      if (hasThreadBinding(x)) return true;
-    return false;
-  case StmtKind::Attr: return hasThreadBinding(s.as<AttrNode>()->body);
-  case StmtKind::Barrier: return false;
-  }
-  return false;
+  return lower::anyStmt(s, [](const lower::Stmt& x) {
+    auto* f = x.as<lower::ForNode>();
+    return f && f->forKind == lower::ForKind::ThreadBound;
+  });
 }
 
 std::vector<std::string> smallWorkloads() {

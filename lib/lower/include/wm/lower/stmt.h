@@ -6,6 +6,7 @@
 
 #include <wm/ir/expr.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -143,6 +144,9 @@ public:
   WM_STMT_NODES(WM_X)
 #undef WM_X
 };
+
+/// Whether `pred` holds for s or a statement below it (pre-order; stops at the first).
+bool anyStmt(const Stmt& s, const std::function<bool(const Stmt&)>& pred);
 
 /// Indented text, one statement a line; the format of the text expectations in tests.
 std::string toString(const Stmt& s);
