@@ -93,12 +93,13 @@ TilePlan planTiles(const ir::OperationNode& op, const target::Target& hw) {
   // (else its lanes are gathered: one vector at most), else the longest part of one vector.
   // An extent that is no multiple of the vector (197 tokens) may still get whole vectors, the
   // last one partial.
-  int64_t v3 = ve % lanes == 0 && !vectorReads.empty()
-                   ? lanes * largestDivisorAtMost(ve / lanes, kVectorsPerRow)
-               : !vectorReads.empty() && ve >= 2 * lanes
-                   ? tileLength(ve, lanes * kVectorsPerRow, lanes)
-                   : largestDivisorAtMost(ve, lanes);
-  if (v3 % lanes != 0) v3 = largestDivisorAtMost(ve, lanes);
+  int64_t v3 = largestDivisorAtMost(ve, lanes);
+  if (!vectorReads.empty() && ve % lanes == 0) {
+    v3 = lanes * largestDivisorAtMost(ve / lanes, kVectorsPerRow);
+  } else if (!vectorReads.empty() && ve >= 2 * lanes) {
+    int64_t l = tileLength(ve, lanes * kVectorsPerRow, lanes);
+    if (l % lanes == 0) v3 = l;
+  }
   // (The cache tiles count whole inner tiles and stay within the extent.)
   int64_t v2 = largestDivisorAtMost(ceilDiv(ve, v3), std::min(kColsPerCacheTile, ve) / v3);
   int64_t r3 = 1, r2 = 1;

@@ -56,6 +56,12 @@ expect 0 'check: max relative error .* \(ok\)' -- compile -w gemm:M=64,N=64,K=64
 expect 0 'allocate A.shared: f32\[16, 8\] shared' -- compile -w gemm:M=64,N=64,K=64 --schedule "$SCHED/gemm_gpu_sssrrsrs.json"
 expect 0 '\(ok\)' -- compile -w conv2d:N=1,C=8,H=10,W=10,K=16,R=3,S=3,pad=1 --schedule "$SCHED/conv2d_cpu_ssrsrs.json" --check
 expect 0 '// after remove_no_ops' -- compile -w relu:shape=4 --print-after-all
+# --schedule heuristic: run's untuned schedule; a prime row count gets partial tiles whose
+# guards hoist_guards tests once per tile (an else branch), and it computes the reference.
+expect 0 'SP\(stage 2, loop 0, extent 197, \[1, 5, 4\]' -- compile -w gemm:M=197,N=64,K=16 --schedule heuristic --emit steps
+expect 0 '^  else$' -- compile -w gemm:M=197,N=64,K=16 --schedule heuristic --emit loops
+expect 0 'check: max relative error .* \(ok\)' -- compile -w gemm:M=197,N=64,K=16 --schedule heuristic --check
+expect 2 '--schedule heuristic: CPU targets only' -- compile -w gemm:M=8,N=8,K=8 --schedule heuristic --target cuda
 expect 0 'pass simplify' -- compile -w relu:shape=4 --time-passes
 expect 0 '0: CHW\(stage 2, local\)' -- compile -w gemm:M=64,N=64,K=64 --schedule "$SCHED/gemm_cpu_ssrsrs.json" --emit steps
 expect 0 'C.local \(local\) = ' -- compile -w gemm:M=64,N=64,K=64 --schedule "$SCHED/gemm_cpu_ssrsrs.json" --emit state
