@@ -79,7 +79,8 @@ void printModel(const frontend::Program& p, const frontend::ModelPlan& plan) {
   std::cout << "  " << p.numOnnxNodes << " ONNX nodes: " << p.numFolded << " folded to constants, "
             << p.numViews << " views, " << p.numBatchNormsFolded
             << " batch norms folded into convs, " << p.numWeightsTransposed
-            << " Gemm weights transposed, " << p.nodes.size() << " computed\n";
+            << " Gemm weights transposed, " << p.numConvWeightsChannelsLast
+            << " conv weights channels-last, " << p.nodes.size() << " computed\n";
   std::cout << "  " << plan.groups.size() << " fused subgraphs, " << plan.tasks.size() << " tasks, "
             << withThousands(total) << " FLOPs per inference\n\n";
   std::cout << "  " << std::left << std::setw(4) << "#" << std::setw(18) << "key" << std::setw(36)
@@ -121,6 +122,7 @@ nlohmann::json modelJson(const frontend::Program& p, const frontend::ModelPlan& 
           {"views", p.numViews},
           {"batch_norms_folded", p.numBatchNormsFolded},
           {"weights_transposed", p.numWeightsTransposed},
+          {"conv_weights_channels_last", p.numConvWeightsChannelsLast},
           {"tasks", tasks},
           {"groups", groups}};
 }

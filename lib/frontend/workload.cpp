@@ -349,6 +349,21 @@ std::vector<WorkloadDef> makeDefs() {
           return ComputeDAG({ops::relu(b, "relu")});
         },
         "conv2d_bias_relu:N=1,C=64,H=56,W=56,K=64,R=3,S=3,pad=1");
+    add(
+        "conv2d_cl_bias_relu",
+        "conv2d_bias_relu with the weight stored channels-last [C, R, S, K] (groups=1), as "
+        "the ONNX loader stores a constant conv weight",
+        p,
+        [](auto& a) {
+          auto t = convInputs(a, 2, false);
+          if (t.params.groups != 1) WM_USER_ERROR() << "a channels-last weight needs groups=1";
+          Shape ws{a.i("C"), a.i("R"), a.i("S"), a.i("K")};
+          t.params.weightChannelsLast = true;
+          Tensor c = ops::conv(t.data, input("weight", ws), t.params, "conv2d");
+          Tensor b = ops::biasAdd(c, input("bias", {a.i("K")}), 1, "bias_add");
+          return ComputeDAG({ops::relu(b, "relu")});
+        },
+        "conv2d_cl_bias_relu:N=1,C=256,H=14,W=14,K=256,R=3,S=3,pad=1");
   }
   add(
       "dense_bias_gelu", "gelu(X · Wᵀ + bias[N])",

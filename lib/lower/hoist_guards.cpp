@@ -131,8 +131,8 @@ private:
     int64_t k = 0; // the constant terms, moved to the right-hand side
     bool mentionsV = false;
     for (auto& [t, neg] : ts) {
-      if (int64_t c; isConstInt(t, &c)) {
-        k += neg ? -c : c;
+      if (int64_t value; isConstInt(t, &value)) {
+        k += neg ? -value : value;
         continue;
       }
       bool hasOuter = false, hasInner = false, unknown = false;

@@ -754,6 +754,14 @@ const std::map<std::string, std::function<WFn(const std::string&)>>& workloadTab
     m["conv2d"] = [](const std::string& c) { return convN(2, c); };
     m["conv3d"] = [](const std::string& c) { return convN(3, c); };
     m["conv2d_bias_relu"] = [](const std::string& c) { return convN(2, c, true); };
+    m["conv2d_cl_bias_relu"] = [](const std::string& c) -> WFn {
+      WFn f = convN(2, c, true);
+      return [f](const WInputs& in) { // the weight [C, R, S, K] back to [K, C, R, S]
+        WInputs nchw = in;
+        nchw.at("weight") = in.at("weight").permute({3, 0, 1, 2});
+        return f(nchw);
+      };
+    };
     m["depthwise_conv2d"] = [](const std::string& c) -> WFn {
       int64_t st = pInt(c, "stride"), p = pInt(c, "pad"), d = pInt(c, "dilation"), C = pInt(c, "C");
       return [=](const WInputs& in) {

@@ -95,7 +95,20 @@ TilePlan planTiles(const ir::OperationNode& op, const target::Target& hw) {
   // last one partial.
   int64_t v3 = largestDivisorAtMost(ve, lanes);
   if (!vectorReads.empty() && ve % lanes == 0) {
-    v3 = lanes * largestDivisorAtMost(ve / lanes, kVectorsPerRow);
+    // Vectors (up to kVectorsPerRow, dividing the extent) x rows (up to the accumulators)
+    // with the most FMAs per load: rows x vectors FMAs for rows + vectors loads (GEMM: 4 x 4;
+    // a reuse axis of 7: 2 vectors x 7 rows, not 4 x 1; of 56 with 9 vectors: 3 x 4, not
+    // 1 x 14).
+    double best = 0;
+    for (int64_t nv = kVectorsPerRow; nv >= 1; --nv) {
+      if ((ve / lanes) % nv) continue;
+      int64_t rows = reuse >= 0 ? tileLength(op.axes[reuse].extent, kAccumulators / nv) : 1;
+      double perLoad = static_cast<double>(rows * nv) / static_cast<double>(rows + nv);
+      if (perLoad > best) {
+        best = perLoad;
+        v3 = lanes * nv;
+      }
+    }
   } else if (!vectorReads.empty() && ve >= 2 * lanes) {
     int64_t l = tileLength(ve, lanes * kVectorsPerRow, lanes);
     if (l % lanes == 0) v3 = l;

@@ -128,7 +128,8 @@ int fuseReductionLoops(Sketch& k, int i) {
 // ---- rules ----
 
 // Inline element-wise stages that are not outputs. CPU: only strictly inlineable ones (no
-// branch, no exp, simple in-order access); GPU: all.
+// branch, no exp, simple in-order access) and layout stages (ir::kLayoutTag: a permutation
+// read where its consumer reads it); GPU: all.
 class AlwaysInline : public SketchRule {
 public:
   const char* name() const override { return "AlwaysInline"; }
@@ -137,7 +138,7 @@ public:
     if (!isCompute(s, i) || s.isOutput(i) || s.stage(i).op->hasReduction()) return RuleResult::Skip;
     if (s.stage(i).loc != ComputeLoc::Root || s.stage(i).origin != StageOrigin::Op)
       return RuleResult::Skip;
-    if (!t.gpu()) {
+    if (!t.gpu() && s.stage(i).op->tag != ir::kLayoutTag) {
       auto dag = currentDag(s);
       if (!dag.isStrictlyInlineable(dag.indexOf(s.stage(i).op.get()))) return RuleResult::Skip;
     }

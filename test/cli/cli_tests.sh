@@ -17,7 +17,8 @@ expect 0 'Workload spec' -- tasks --help
 out=$("$WM" workloads)
 for op in gemm dense batch_matmul conv1d conv2d depthwise_conv2d conv3d conv2d_transpose \
           max_pool2d avg_pool2d global_avg_pool2d bias_add relu clip relu6 sigmoid tanh gelu \
-          add sub mul div batch_norm softmax layer_norm norm conv2d_bias_relu dense_bias_gelu; do
+          add sub mul div batch_norm softmax layer_norm norm conv2d_bias_relu conv2d_cl_bias_relu \
+          dense_bias_gelu; do
   if grep -qE "^$op " <<<"$out"; then ok; else bad "workloads does not list $op"; fi
 done
 expect 0 'conv2d_pad\[' -- workloads conv2d

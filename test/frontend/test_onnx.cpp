@@ -180,6 +180,67 @@ TEST_CASE("Gemm with transB and a constant B: B is stored transposed and the res
   CHECK(ir::maxRelativeError(got.at(p.outputs[1]), want2) < 1e-5);
 }
 
+TEST_CASE("a constant Conv weight is stored channels-last where the output rows are not whole "
+          "vectors, and the result is unchanged",
+          "[onnx]") {
+  GraphBuilder b;
+  b.input("x", {1, 64, 9, 9});
+  b.input("x16", {1, 64, 16, 16});
+  auto w = b.weight("w", {16, 64, 3, 3});
+  auto bias = b.weight("bias", {16});
+  b.weight("w8", {8, 64, 3, 3});
+  b.weight("w1", {16, 64, 1, 1});
+  {
+    Node& c = b.node("Conv", {"x", "w", "bias"}, {"c"}); // 5x5 output rows: channels-last
+    c.attrs["pads"] = GraphBuilder::intsAttr({1, 1, 1, 1});
+    c.attrs["strides"] = GraphBuilder::intsAttr({2, 2});
+  }
+  b.node("Relu", {"c"}, {"y"});
+  // ONNX's layout stays for rows of 16 at stride 1, for 8 output channels (no whole vector)
+  // and for a 1x1 conv over 64 channels (64 multiply-adds per output: the read back to NCHW
+  // would cost more than the vectors gain)
+  b.node("Conv", {"x16", "w"}, {"y16"}).attrs["pads"] = GraphBuilder::intsAttr({1, 1, 1, 1});
+  b.node("Conv", {"x", "w8"}, {"y8"});
+  b.node("Conv", {"x", "w1"}, {"y1"});
+  for (const char* o : {"y", "y16", "y8", "y1"}) b.output(o);
+  Program p = buildProgram(b.g);
+  REQUIRE(p.numConvWeightsChannelsLast == 1);
+  REQUIRE(p.nodes.size() == 5);
+  const PNode& conv = p.nodes[0];
+  CHECK(conv.node.weightChannelsLast);
+  for (size_t i = 2; i < 5; ++i) CHECK(!p.nodes[i].node.weightChannelsLast);
+  const PValue& wc = p.values.at(conv.inputs.at(1));
+  REQUIRE(wc.constant);
+  CHECK(wc.shape == ir::Shape{64, 3, 3, 16});
+  // wc[c=2][r=1][s=0][k=11] = w[k=11][c=2][r=1][s=0]
+  CHECK(wc.constant->values()[((2 * 3 + 1) * 3 + 0) * 16 + 11] ==
+        w.values()[((11 * 64 + 2) * 3 + 1) * 3 + 0]);
+  ModelPlan plan = planModel(p);
+  REQUIRE(groupOps(plan) == std::vector<std::string>{"Conv+Relu", "Conv", "Conv", "Conv"});
+  // the channels-last task computes [N, X, Y, K] and reads it back through a layout stage
+  int layoutStages = 0;
+  for (auto& op : plan.tasks[plan.groups[0].task].dag.ops())
+    layoutStages += op->tag == ir::kLayoutTag;
+  CHECK(layoutStages == 1);
+
+  // numerically the ONNX layout's results
+  Rng rng(9);
+  auto x = ir::NDArray::random(ir::DType::F32, {1, 64, 9, 9}, rng);
+  auto x16 = ir::NDArray::random(ir::DType::F32, {1, 64, 16, 16}, rng);
+  auto got = interpretPlan(p, plan, {x, x16});
+  auto px = ir::placeholder("x", {1, 64, 9, 9}), pw = ir::placeholder("w", {16, 64, 3, 3});
+  auto pb = ir::placeholder("b", {16});
+  ir::ComputeDAG ref(
+      {ops::relu(ops::biasAdd(ops::conv(px, pw, ops::ConvParams::uniform(2, 2, 1, 1)), pb, 1))});
+  std::map<const ir::OperationNode*, ir::NDArray> data{
+      {px.get(), x}, {pw.get(), w}, {pb.get(), bias}};
+  std::vector<ir::NDArray> args;
+  for (auto& ph : ref.placeholders()) args.push_back(data.at(ph.get()));
+  auto want = ir::evaluateOutputs(ref, args).at(0);
+  CHECK(got.at(p.outputs[0]).shape() == want.shape());
+  CHECK(ir::maxRelativeError(got.at(p.outputs[0]), want) < 1e-5);
+}
+
 TEST_CASE("Shape/Gather/Unsqueeze/Concat chains fold; Reshape and Flatten are views, not kernels",
           "[onnx]") {
   GraphBuilder b;

@@ -60,6 +60,7 @@ TEST_CASE("the operator list covers the library", "[workloads]") {
                          "layer_norm",
                          "norm",
                          "conv2d_bias_relu",
+                         "conv2d_cl_bias_relu",
                          "dense_bias_gelu"})
     CHECK(names.count(op));
 }

@@ -121,6 +121,8 @@ const std::vector<std::string>& workloadSpecs() {
       "norm:M=16,N=3",
       "conv2d_bias_relu:C=4,H=9,W=9,K=8,R=3,S=3,pad=1",
       "conv2d_bias_relu:N=2,C=3,H=7,W=8,K=5,R=3,S=3,stride=2",
+      "conv2d_cl_bias_relu:C=4,H=9,W=9,K=8,R=3,S=3,pad=1",
+      "conv2d_cl_bias_relu:N=2,C=3,H=7,W=8,K=5,R=3,S=2,stride=2,dilation=2",
       "dense_bias_gelu:M=4,N=12,K=8",
       "dense_bias_gelu:M=3,N=5,K=7"};
   return specs;

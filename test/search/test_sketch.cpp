@@ -214,6 +214,12 @@ TEST_CASE("the heuristic schedule of every operator is tiled and computes the re
   std::string vjson = heuristicJson("batch_matmul:B=2,M=64,N=197,K=64");
   INFO(vjson);
   CHECK(vjson.find("197,[1,1,16]") != std::string::npos);
+  // A channels-last conv with 7-wide rows: the output channels are the vector axis, 2 vectors
+  // (32 lanes) x 7 rows fill 14 accumulators where 4 vectors would leave 1 row.
+  std::string cjson = heuristicJson("conv2d_cl_bias_relu:C=256,H=7,W=7,K=512,R=3,S=3,pad=1");
+  INFO(cjson);
+  CHECK(cjson.find("512,[1,8,32]") != std::string::npos); // K: 2 vectors, 8 of them per cache tile
+  CHECK(cjson.find("7,[1,1,7]") != std::string::npos);    // the row: 7 registers
   for (const char* spec : {"gemm:M=197,N=48,K=24", "batch_matmul:B=2,M=37,N=197,K=8"}) {
     auto w = parseWorkload(spec);
     auto steps = heuristicSchedule(SearchTask(w.dag, target::ansorCpuDefaults(2)));

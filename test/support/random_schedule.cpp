@@ -225,6 +225,7 @@ std::vector<std::string> smallWorkloads() {
       "norm:M=8,N=3",
       "conv2d_bias_relu:C=3,H=6,W=6,K=4,R=3,S=3,pad=1",
       "conv2d_bias_relu:C=2,H=7,W=5,K=3,R=3,S=3,stride=2",
+      "conv2d_cl_bias_relu:C=3,H=7,W=7,K=8,R=3,S=3,pad=1,stride=2",
       "dense_bias_gelu:M=4,N=8,K=6",
       "dense_bias_gelu:M=3,N=5,K=7",
   };

@@ -22,7 +22,10 @@ static ops::ConvParams convCommon(const ConvertContext& c, std::vector<int64_t>*
   if (x->ndim() < 3 || x->ndim() > 5) c.fail("only 1-3 spatial dimensions are supported");
   if (w->ndim() != x->ndim()) c.fail("W must have X's rank");
   size_t n = x->ndim() - 2;
-  kernel->assign(w->shape.begin() + 2, w->shape.end());
+  if (c.node.weightChannelsLast) // [C, R..., K]
+    kernel->assign(w->shape.begin() + 1, w->shape.end() - 1);
+  else
+    kernel->assign(w->shape.begin() + 2, w->shape.end());
   if (c.hasAttr("kernel_shape") && c.attrInts("kernel_shape", {}) != *kernel)
     c.fail("'kernel_shape' does not match W");
   ops::ConvParams p;
@@ -38,6 +41,7 @@ Outs convertConv(ConvertContext& c) {
   ops::ConvParams p = convCommon(c, &kernel);
   Shape in(x->shape.begin() + 2, x->shape.end());
   resolvePads(c, in, kernel, p.stride, p.dilation, &p.padBefore, &p.padAfter);
+  p.weightChannelsLast = c.node.weightChannelsLast;
   Tensor y = ops::conv(x, w, p, c.name());
   if (c.has(2)) y = ops::biasAdd(y, c.x(2), 1, c.name("bias"));
   return {y};

@@ -99,6 +99,7 @@ public:
     }
     foldBatchNorms();
     transposeGemmWeights();
+    convWeightsChannelsLast();
     return std::move(p_);
   }
 
@@ -341,12 +342,55 @@ private:
     }
   }
 
+  // Conv with a constant weight and group=1: the weight repacked once here, [K, C, R...] ->
+  // [C, R..., K] (channels-last), so that the kernel's vector axis runs along the output
+  // channels, reading whole weight vectors and broadcasting each input value, instead of
+  // along the output row, where a row of 7 or 14 fills half a vector or less and a stride
+  // gathers its lanes. Convs whose rows are whole vectors at stride 1 keep ONNX's layout.
+  void convWeightsChannelsLast() {
+    for (PNode& pn : p_.nodes) {
+      if (pn.node.op != "Conv" || pn.inputs.size() < 2 || pn.inputs[1] < 0) continue;
+      auto g = pn.node.attrs.find("group");
+      if (g != pn.node.attrs.end() && g->second.i != 1) continue;
+      const PValue& w = p_.values[pn.inputs[1]];
+      const PValue& y = p_.values[pn.output];
+      size_t r = w.shape.size();
+      if (!w.constant || w.dtype != DType::F32 || r < 3 || y.shape.size() != r) continue;
+      auto st = pn.node.attrs.find("strides");
+      int64_t stride =
+          st != pn.node.attrs.end() && st->second.ints.size() == r - 2 ? st->second.ints.back() : 1;
+      int64_t K = w.shape[0], inner = K > 0 ? w.constant->size() / K : 0; // C * R...
+      if (!convWantsChannelsLast(K, inner, y.shape.back(), stride)) continue;
+      Shape shape(w.shape.begin() + 1, w.shape.end());
+      shape.push_back(K);
+      NDArray t(DType::F32, shape);
+      const double* src = w.constant->data();
+      double* dst = t.data();
+      for (int64_t k = 0; k < K; ++k)
+        for (int64_t j = 0; j < inner; ++j) dst[j * K + k] = src[k * inner + j];
+      PValue tv;
+      tv.name = w.name + ".channels_last";
+      tv.dtype = t.dtype();
+      tv.shape = t.shape();
+      tv.constant = std::move(t);
+      pn.inputs[1] = add(std::move(tv));
+      pn.node.weightChannelsLast = true;
+      ++p_.numConvWeightsChannelsLast;
+    }
+  }
+
   const Graph& g_;
   Program p_;
   std::map<std::string, int> ids_;
 };
 
 } // namespace
+
+bool convWantsChannelsLast(int64_t K, int64_t reduction, int64_t width, int64_t stride) {
+  constexpr int64_t kLanes = 16, kMinReduction = 512;
+  return K > 0 && K % kLanes == 0 && reduction >= kMinReduction &&
+         (stride != 1 || width % kLanes != 0);
+}
 
 Program buildProgram(const Graph& g) {
   return Builder(g).build();

@@ -116,16 +116,20 @@ Tensor conv(const Tensor& data, const Tensor& weight, const ConvParams& p,
             const std::string& name) {
   size_t dims;
   checkConvInputs(data, weight, p, name, &dims);
-  int64_t N = data->shape[0], C = data->shape[1], K = weight->shape[0], G = p.groups;
+  // Weight [K, C/groups, R...], or channels-last [C, R..., K] (groups=1): where its axes are.
+  bool cl = p.weightChannelsLast;
+  size_t wK = cl ? dims + 1 : 0, wC = cl ? 0 : 1, wR = cl ? 1 : 2;
+  int64_t N = data->shape[0], C = data->shape[1], K = weight->shape[wK], G = p.groups;
+  if (cl && G != 1) WM_USER_ERROR() << name << ": a channels-last weight needs groups=1";
   if (C % G) WM_USER_ERROR() << name << ": groups=" << G << " does not divide C=" << C;
   if (K % G) WM_USER_ERROR() << name << ": groups=" << G << " does not divide K=" << K;
   int64_t Cg = C / G, Kg = K / G;
-  if (weight->shape[1] != Cg)
-    WM_USER_ERROR() << name << ": weight has " << weight->shape[1]
+  if (weight->shape[wC] != Cg)
+    WM_USER_ERROR() << name << ": weight has " << weight->shape[wC]
                     << " input channels per group, expected C/groups=" << Cg;
-  Shape outShape{N, K}, reduceExt{Cg}, before{0, 0}, after{0, 0};
+  Shape spatial, reduceExt{Cg}, before{0, 0}, after{0, 0};
   for (size_t d = 0; d < dims; ++d) {
-    int64_t X = data->shape[2 + d], R = weight->shape[2 + d];
+    int64_t X = data->shape[2 + d], R = weight->shape[wR + d];
     SizeMath m;
     int64_t span = m.add(m.mul(p.dilation[d], R - 1), 1);
     int64_t padded = m.add(X, m.add(p.padBefore[d], p.padAfter[d]));
@@ -134,35 +138,65 @@ Tensor conv(const Tensor& data, const Tensor& weight, const ConvParams& p,
     if (padded < span || o < 1)
       WM_USER_ERROR() << name << ": kernel extent " << span << " exceeds padded input " << X
                       << " + " << p.padBefore[d] + p.padAfter[d] << " in spatial dim " << d;
-    outShape.push_back(o);
+    spatial.push_back(o);
     reduceExt.push_back(R);
     before.push_back(p.padBefore[d]);
     after.push_back(p.padAfter[d]);
   }
   Tensor padded = pad(data, before, after, 0.0, name + "_pad");
-  std::vector<std::string> axisNames{"n", "k"}, reduceNames{"rc"};
+  // The reduction's axes: n, k, spatial... (NCHW) or n, spatial..., k (channels-last).
+  std::vector<std::string> axisNames{"n"}, reduceNames{"rc"};
+  Shape outShape{N};
+  if (!cl) {
+    axisNames.push_back("k");
+    outShape.push_back(K);
+  }
   for (size_t d = 0; d < dims; ++d) {
     axisNames.push_back(spatialName(dims, d, false));
     reduceNames.push_back(spatialName(dims, d, true));
+    outShape.push_back(spatial[d]);
   }
+  if (cl) {
+    axisNames.push_back("k");
+    outShape.push_back(K);
+  }
+  size_t kAxis = cl ? dims + 1 : 1, xAxis = cl ? 1 : 2;
   std::string tag = "conv" + std::to_string(dims) + "d";
-  return reduce(
-      name, tag, outShape, ReduceKind::Sum, reduceExt,
+  Tensor y = reduce(
+      cl ? name + "_cl" : name, cl ? tag + "_cl" : tag, outShape, ReduceKind::Sum, reduceExt,
       [&](const std::vector<Var>& ax, const std::vector<Var>& r) {
-        Expr channel = r[0];
-        if (G > 1) channel = Expr(ax[1]) / static_cast<double>(Kg) * static_cast<double>(Cg) + r[0];
-        std::vector<Expr> di{ax[0], channel}, wi{ax[1], r[0]};
+        Expr k = ax[kAxis], channel = r[0];
+        if (G > 1) channel = k / static_cast<double>(Kg) * static_cast<double>(Cg) + r[0];
+        std::vector<Expr> di{ax[0], channel}, wi;
+        if (!cl) wi.push_back(k);
+        wi.push_back(r[0]);
         for (size_t d = 0; d < dims; ++d) {
-          Expr y =
-              p.stride[d] == 1 ? Expr(ax[2 + d]) : ax[2 + d] * static_cast<double>(p.stride[d]);
+          Expr x = ax[xAxis + d];
+          Expr pos = p.stride[d] == 1 ? x : x * static_cast<double>(p.stride[d]);
           Expr ry =
               p.dilation[d] == 1 ? Expr(r[1 + d]) : r[1 + d] * static_cast<double>(p.dilation[d]);
-          di.push_back(y + ry);
+          di.push_back(pos + ry);
           wi.push_back(r[1 + d]);
         }
+        if (cl) wi.push_back(k);
         return read(padded, di) * read(weight, wi);
       },
       axisNames, reduceNames);
+  if (!cl) return y;
+  // Back to [N, K, X...]: a layout stage, inlined into whatever reads it.
+  Shape nchw{N, K};
+  nchw.insert(nchw.end(), spatial.begin(), spatial.end());
+  std::vector<std::string> names{"n", "k"};
+  for (size_t d = 0; d < dims; ++d) names.push_back(spatialName(dims, d, false));
+  return compute(
+      name, ir::kLayoutTag, nchw,
+      [&](const std::vector<Var>& ax) {
+        std::vector<Expr> idx{ax[0]};
+        for (size_t d = 0; d < dims; ++d) idx.push_back(ax[2 + d]);
+        idx.push_back(ax[1]);
+        return read(y, idx);
+      },
+      names);
 }
 
 Tensor convTranspose(const Tensor& data, const Tensor& weight, const ConvParams& p,

@@ -33,6 +33,9 @@ struct Node {
   std::vector<std::string> inputs;  ///< "" marks a missing optional input
   std::vector<std::string> outputs; ///< "" marks an unused optional output
   std::map<std::string, Attribute> attrs;
+  /// Conv only, set by buildProgram (never read from a file): input W is stored channels-last,
+  /// [C, R..., K] instead of ONNX's [K, C/group, R...] (ops::ConvParams::weightChannelsLast).
+  bool weightChannelsLast = false;
 };
 
 struct ValueInfo {

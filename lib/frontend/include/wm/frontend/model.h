@@ -43,13 +43,22 @@ struct Program {
   std::vector<PNode> nodes; ///< topological order, one output each
   std::vector<int> inputs, outputs;
   int numOnnxNodes = 0, numFolded = 0, numViews = 0, numBatchNormsFolded = 0;
-  int numWeightsTransposed = 0; ///< Gemm weights (transB) stored transposed
+  int numWeightsTransposed = 0;       ///< Gemm weights (transB) stored transposed
+  int numConvWeightsChannelsLast = 0; ///< Conv weights stored [C, R..., K]
 
   /// The value whose bytes v lives in (itself unless v is a view).
   int root(int v) const { return values[v].aliasOf >= 0 ? values[v].aliasOf : v; }
 };
 
 Program buildProgram(const Graph& g);
+
+/// Whether buildProgram stores a Conv's constant weight channels-last (group=1 only): K output
+/// channels a multiple of 16 (the widest vector, 16 fp32 lanes, so also whole narrower ones)
+/// and at least 512 multiply-adds per output (`reduction` = C·R...: the result's read back to
+/// NCHW is a pass over the output, too dear for a 1x1 conv over few channels), unless the
+/// output's last spatial axis (extent `width`, input `stride`) already gives whole 16-lane
+/// vectors at stride 1.
+bool convWantsChannelsLast(int64_t K, int64_t reduction, int64_t width, int64_t stride);
 
 /// An integer value that indexes (Gather's indices) and is known only at run time: every
 /// element must lie in [lo, hi] (ONNX: out-of-range indices are an error). The kernels clamp

@@ -31,6 +31,11 @@ Tensor batchMatmul(const Tensor& a, const Tensor& b, const std::string& name = "
 struct ConvParams {
   std::vector<int64_t> stride, padBefore, padAfter, dilation;
   int64_t groups = 1;
+  /// The weight is stored channels-last, [C, R..., K] (groups must be 1), as the ONNX loader
+  /// repacks a constant conv weight: the convolution is computed into [N, X..., K], output
+  /// channels innermost, so that its vector axis reads whole weight vectors, and a layout
+  /// stage (ir::kLayoutTag, inlined into its consumers) gives back [N, K, X...].
+  bool weightChannelsLast = false;
   /// Same values on every one of `dims` spatial dimensions.
   static ConvParams uniform(size_t dims, int64_t stride, int64_t pad, int64_t dilation,
                             int64_t groups = 1);

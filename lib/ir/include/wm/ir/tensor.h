@@ -67,6 +67,11 @@ using ComputeFn = std::function<Expr(const std::vector<Var>& axes)>;
 using ReduceFn =
     std::function<Expr(const std::vector<Var>& axes, const std::vector<Var>& reduceAxes)>;
 
+/// The tag of a stage that only permutes its input's axes between two layouts of one value
+/// (a channels-last convolution's output back to NCHW): the sketch rules inline it into its
+/// consumers on every target, so that the layout costs no pass of its own.
+inline constexpr const char* kLayoutTag = "layout";
+
 /// A compute op without reduction. `axisNames` (optional) names the axes for printing.
 Tensor compute(std::string name, std::string tag, Shape shape, const ComputeFn& f,
                std::vector<std::string> axisNames = {});
