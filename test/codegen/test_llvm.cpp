@@ -123,6 +123,27 @@ TEST_CASE("heuristic schedules with partial tiles run correctly through LLVM", "
   }
 }
 
+TEST_CASE("the heuristic schedule of a channels-last conv runs correctly through LLVM", "[llvm]") {
+  // Output channels as the vector axis, the [N, H, W, K] result read back to NCHW in blocks
+  // of K x W: 16 x 12 here, 10 x 7 (stride 2) in the second.
+  rt::setNumThreads(2);
+  auto target = codegen::resolveTarget({});
+  for (const char* spec : {"conv2d_cl_bias_relu:C=32,H=12,W=12,K=48,R=3,S=3,pad=1",
+                           "conv2d_cl_bias_relu:C=16,H=15,W=15,K=40,R=3,S=3,stride=2"}) {
+    INFO(spec);
+    auto w = parseWorkload(spec);
+    auto steps = search::heuristicSchedule(search::SearchTask(w.dag, target));
+    REQUIRE(steps.has_value());
+    auto r = sched::replay(w.dag, *steps);
+    REQUIRE(r.error.empty());
+    auto f = lower::lower(r.state);
+    INFO(lower::toString(f));
+    auto inputs = ir::randomInputs(w.dag, 5);
+    auto got = runJit(*codegen::JitKernel::compile(f, target), f, inputs);
+    CHECK(ir::maxRelativeError(got[0], ir::evaluateOutputs(w.dag, inputs)[0]) <= 1e-4);
+  }
+}
+
 TEST_CASE("a vectorized inner loop becomes vector FMA instructions", "[llvm][asm]") {
   auto w = parseWorkload("gemm:M=64,N=64,K=64");
   std::vector<sched::Step> steps;

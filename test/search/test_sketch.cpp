@@ -220,6 +220,9 @@ TEST_CASE("the heuristic schedule of every operator is tiled and computes the re
   INFO(cjson);
   CHECK(cjson.find("512,[1,8,32]") != std::string::npos); // K: 2 vectors, 8 of them per cache tile
   CHECK(cjson.find("7,[1,1,7]") != std::string::npos);    // the row: 7 registers
+  // the epilogue reads the [N, H, W, K] result back to NCHW in 16 (K) x 7 (W) blocks
+  CHECK(cjson.find("512,[16]") != std::string::npos);
+  CHECK(cjson.find("7,[7]") != std::string::npos);
   for (const char* spec : {"gemm:M=197,N=48,K=24", "batch_matmul:B=2,M=37,N=197,K=8"}) {
     auto w = parseWorkload(spec);
     auto steps = heuristicSchedule(SearchTask(w.dag, target::ansorCpuDefaults(2)));

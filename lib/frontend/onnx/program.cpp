@@ -387,7 +387,7 @@ private:
 } // namespace
 
 bool convWantsChannelsLast(int64_t K, int64_t reduction, int64_t width, int64_t stride) {
-  constexpr int64_t kLanes = 16, kMinReduction = 512;
+  constexpr int64_t kLanes = 16, kMinReduction = 256;
   return K > 0 && K % kLanes == 0 && reduction >= kMinReduction &&
          (stride != 1 || width % kLanes != 0);
 }

@@ -54,7 +54,7 @@ Program buildProgram(const Graph& g);
 
 /// Whether buildProgram stores a Conv's constant weight channels-last (group=1 only): K output
 /// channels a multiple of 16 (the widest vector, 16 fp32 lanes, so also whole narrower ones)
-/// and at least 512 multiply-adds per output (`reduction` = C·R...: the result's read back to
+/// and at least 256 multiply-adds per output (`reduction` = C·R...: the result's read back to
 /// NCHW is a pass over the output, too dear for a 1x1 conv over few channels), unless the
 /// output's last spatial axis (extent `width`, input `stride`) already gives whole 16-lane
 /// vectors at stride 1.
