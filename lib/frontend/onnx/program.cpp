@@ -110,6 +110,15 @@ private:
     p_.values.push_back(std::move(v));
     return i;
   }
+  /// A new constant value (a weight stored in another layout); its id.
+  int addConstant(std::string name, NDArray a) {
+    PValue v;
+    v.name = std::move(name);
+    v.dtype = a.dtype();
+    v.shape = a.shape();
+    v.constant = std::move(a);
+    return add(std::move(v));
+  }
   int id(const std::string& name, const char* what) const {
     auto it = ids_.find(name);
     if (it == ids_.end())
@@ -331,12 +340,7 @@ private:
       NDArray t(w.dtype(), {K, N});
       for (int64_t n = 0; n < N; ++n)
         for (int64_t k = 0; k < K; ++k) t.set(k * N + n, w.values()[n * K + k]);
-      PValue tv;
-      tv.name = b.name + ".transposed";
-      tv.dtype = t.dtype();
-      tv.shape = t.shape();
-      tv.constant = std::move(t);
-      pn.inputs[1] = add(std::move(tv));
+      pn.inputs[1] = addConstant(b.name + ".transposed", std::move(t));
       tb->second.i = 0;
       ++p_.numWeightsTransposed;
     }
@@ -368,12 +372,7 @@ private:
       double* dst = t.data();
       for (int64_t k = 0; k < K; ++k)
         for (int64_t j = 0; j < inner; ++j) dst[j * K + k] = src[k * inner + j];
-      PValue tv;
-      tv.name = w.name + ".channels_last";
-      tv.dtype = t.dtype();
-      tv.shape = t.shape();
-      tv.constant = std::move(t);
-      pn.inputs[1] = add(std::move(tv));
+      pn.inputs[1] = addConstant(w.name + ".channels_last", std::move(t));
       pn.node.weightChannelsLast = true;
       ++p_.numConvWeightsChannelsLast;
     }
