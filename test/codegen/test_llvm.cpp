@@ -133,13 +133,17 @@ TEST_CASE("heuristic schedules with partial tiles run correctly through LLVM", "
 
 TEST_CASE("the heuristic schedule of a channels-last conv runs correctly through LLVM", "[llvm]") {
   // Output channels as the vector axis, the [N, H, W, K] result read back to NCHW in blocks
-  // of K x W: 16 x 12 here, 10 x 7 (stride 2) in the second.
+  // of K x W: 16 x 12 here, 10 x 7 (stride 2) in the second. The epilogue's K (i1) and W
+  // (i3) loops are split into those blocks (the second's outer loops all fuse into the
+  // parallel one).
   for (const char* spec : {"conv2d_cl_bias_relu:C=32,H=12,W=12,K=48,R=3,S=3,pad=1",
                            "conv2d_cl_bias_relu:C=16,H=15,W=15,K=40,R=3,S=3,stride=2"}) {
     INFO(spec);
     std::string lowered;
     checkHeuristicJit(spec, 5, &lowered);
-    CHECK_THAT(lowered, Catch::Contains("conv2d_cl"));
+    CHECK_THAT(lowered, Catch::Contains("conv2d_cl["));
+    CHECK_THAT(lowered, Catch::Contains("i1.1"));
+    CHECK_THAT(lowered, Catch::Contains("i3.1 in [0, "));
   }
 }
 
