@@ -25,6 +25,12 @@ std::vector<int64_t> divisors(int64_t n) {
   return d;
 }
 
+int64_t largestDivisorAtMost(int64_t n, int64_t limit) {
+  for (int64_t d = std::min(n, std::max<int64_t>(limit, 1)); d > 1; --d)
+    if (n % d == 0) return d;
+  return 1;
+}
+
 } // namespace
 
 bool parallelize(State& s, int i, const target::Target& hw) {
@@ -74,6 +80,48 @@ bool vectorize(State& s, int i, int64_t maxLanes) {
   for (int p = n - count; p < n; ++p) iters.push_back(p);
   if (count > 1 && !applyStep(s, FuseStep{i, iters}).empty()) return false;
   return applyStep(s, AnnotationStep{i, n - count, Annotation::Vectorize}).empty();
+}
+
+// The layout stage inlined into root stage i that it reads transposed: a channels-last
+// conv's [N, H, W, K] result read back as NCHW by the fused epilogue, which reads along the
+// axis the layout keeps innermost (K) while it writes along its own innermost axis (W).
+int transposedReadAxis(const State& s, int i) {
+  const StageNode& st = s.stage(i);
+  const ir::OperationNode& op = *st.op;
+  int n = static_cast<int>(op.axes.size());
+  if (op.hasReduction() || n < 2 || st.numLeaves() != n || !st.relations.empty()) return -1;
+  for (int j = 0; j < s.numStages(); ++j) {
+    const StageNode& l = s.stage(j);
+    if (l.loc != ComputeLoc::Inlined || l.op->tag != ir::kLayoutTag || l.op->shape != op.shape ||
+        s.effectiveConsumers(j) != std::vector<int>{i})
+      continue;
+    auto* r = l.op->body.as<ir::TensorReadNode>();
+    if (!r || r->indices.empty()) continue;
+    for (int a = 0; a < n - 1; ++a)
+      if (r->indices.back().as<ir::VarNode>() == l.op->axes[a].var.node()) return a;
+  }
+  return -1;
+}
+
+// Both axes split into blocks, ordered [..., K outer, ..., W outer, K inner, W inner]: each
+// block reuses the cache lines it reads, where the untiled loop fetches every line of a
+// result larger than L2 once per output column (up to 16 times).
+bool tileTransposedRead(State& s, int i, int64_t readBlock, int64_t rowBlock) {
+  int r = transposedReadAxis(s, i);
+  if (r < 0 || readBlock <= 1 || rowBlock <= 1) return true;
+  const ir::OperationNode& op = *s.stage(i).op;
+  int n = static_cast<int>(op.axes.size());
+  // Leaves after the two splits: 0..r-1, r (K outer), r+1 (K inner), r+2..n-1, n (W outer),
+  // n+1 (W inner).
+  if (!applyStep(s, SplitStep{i, r, op.axes[r].extent, {readBlock}, true}).empty() ||
+      !applyStep(s, SplitStep{i, n, op.axes[n - 1].extent, {rowBlock}, true}).empty())
+    return false;
+  std::vector<int> order;
+  for (int p = 0; p <= r; ++p) order.push_back(p);
+  for (int p = r + 2; p <= n; ++p) order.push_back(p);
+  order.push_back(r + 1);
+  order.push_back(n + 1);
+  return applyStep(s, ReorderStep{i, order}).empty();
 }
 
 namespace {
@@ -248,7 +296,18 @@ std::optional<State> annotate(const SearchTask& task, const Sketch& sketch, Rng&
     const auto& st = s.stage(i);
     if (st.isPlaceholder() || st.loc == ComputeLoc::Inlined) continue;
     if (!task.gpu()) {
-      if (st.loc == ComputeLoc::Root && !parallelize(s, i, task.target)) return std::nullopt;
+      // A transposed read-back (a channels-last conv's epilogue): untiled, or in blocks.
+      int readAxis = st.loc == ComputeLoc::Root ? transposedReadAxis(s, i) : -1;
+      if (readAxis >= 0) {
+        static const std::vector<int64_t> blocks{1, 8, 16, 32};
+        int64_t b = blocks[rng.uniformInt(0, static_cast<int64_t>(blocks.size()) - 1)];
+        const auto& axes = s.stage(i).op->axes;
+        if (!tileTransposedRead(s, i, largestDivisorAtMost(axes[readAxis].extent, b),
+                                largestDivisorAtMost(axes.back().extent, b)))
+          return std::nullopt;
+      }
+      if (s.stage(i).loc == ComputeLoc::Root && !parallelize(s, i, task.target))
+        return std::nullopt;
     } else if (st.loc == ComputeLoc::Root && !bindThreads(s, i, task.target, rng)) {
       return std::nullopt;
     }

@@ -187,52 +187,22 @@ std::optional<State> fillTiles(const SearchTask& task, const Sketch& sketch) {
   return s;
 }
 
-// A root stage that reads a layout stage inlined into it (a channels-last conv's [N, H, W, K]
-// result read back as NCHW by the fused epilogue) reads along the axis the layout keeps
-// innermost (K) while it writes along its own innermost axis (W). Both are split into blocks
-// of up to kTransposeBlock and ordered [..., K outer, ..., W outer, K inner, W inner]: each
-// block reuses the cache lines it reads, where the untiled loop fetches every line of a
-// result larger than L2 once per output column (up to 16 times).
+// A channels-last conv's fused epilogue reads the [N, H, W, K] result back as NCHW: the K and
+// W axes in blocks of up to kTransposeBlock (tileTransposedRead).
 constexpr int64_t kTransposeBlock = 16;
-bool tileTransposedRead(State& s, int i) {
-  const StageNode& st = s.stage(i);
-  const ir::OperationNode& op = *st.op;
-  int n = static_cast<int>(op.axes.size());
-  if (op.hasReduction() || n < 2 || st.numLeaves() != n || !st.relations.empty()) return true;
-  int readAxis = -1;
-  for (int j = 0; j < s.numStages() && readAxis < 0; ++j) {
-    const StageNode& l = s.stage(j);
-    if (l.loc != ComputeLoc::Inlined || l.op->tag != ir::kLayoutTag || l.op->shape != op.shape ||
-        s.effectiveConsumers(j) != std::vector<int>{i})
-      continue;
-    auto* r = l.op->body.as<ir::TensorReadNode>();
-    if (!r || r->indices.empty()) continue;
-    for (int a = 0; a < n; ++a)
-      if (r->indices.back().as<ir::VarNode>() == l.op->axes[a].var.node()) readAxis = a;
-  }
-  if (readAxis < 0 || readAxis == n - 1) return true;
-  int64_t br = tileLength(op.axes[readAxis].extent, kTransposeBlock);
-  int64_t bw = tileLength(op.axes[n - 1].extent, kTransposeBlock);
-  if (br <= 1 || bw <= 1) return true;
-  // Leaves after the two splits: 0..r-1, r (K outer), r+1 (K inner), r+2..n-1, n (W outer),
-  // n+1 (W inner).
-  int r = readAxis;
-  if (!applyStep(s, SplitStep{i, r, op.axes[r].extent, {br}, true}).empty() ||
-      !applyStep(s, SplitStep{i, n, op.axes[n - 1].extent, {bw}, true}).empty())
-    return false;
-  std::vector<int> order;
-  for (int p = 0; p <= r; ++p) order.push_back(p);
-  for (int p = r + 2; p <= n; ++p) order.push_back(p);
-  order.push_back(r + 1);
-  order.push_back(n + 1);
-  return applyStep(s, ReorderStep{i, order}).empty();
+bool tileReadBack(State& s, int i) {
+  int r = transposedReadAxis(s, i);
+  if (r < 0) return true;
+  const auto& axes = s.stage(i).op->axes;
+  return tileTransposedRead(s, i, tileLength(axes[r].extent, kTransposeBlock),
+                            tileLength(axes.back().extent, kTransposeBlock));
 }
 
 std::optional<State> annotateFixed(const SearchTask& task, State s) {
   for (int i = 0; i < s.numStages(); ++i) {
     const auto& st = s.stage(i);
     if (st.isPlaceholder() || st.loc == ComputeLoc::Inlined) continue;
-    if (st.loc == ComputeLoc::Root && !tileTransposedRead(s, i)) return std::nullopt;
+    if (st.loc == ComputeLoc::Root && !tileReadBack(s, i)) return std::nullopt;
     if (s.stage(i).loc == ComputeLoc::Root && !parallelize(s, i, task.target)) return std::nullopt;
     if (s.stage(i).op->hasReduction() && s.stage(i).numLeaves() > 0 &&
         !applyStep(s, PragmaStep{i, 0, "auto_unroll_max_step", kUnrollMaxStep}).empty())

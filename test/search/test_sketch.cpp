@@ -16,6 +16,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <set>
+
 using namespace wm;
 using namespace wm::search;
 
@@ -155,6 +157,46 @@ TEST_CASE("every sampled or mutated state of every operator computes the referen
   CHECK(gpuOps >= static_cast<int>(testing::smallWorkloads().size()) * 3 / 4);
   CHECK(sampled > 500);
   CHECK(mutatedOk > 300);
+}
+
+TEST_CASE("sampled schedules of a channels-last conv read its result back in blocks or untiled",
+          "[annotate]") {
+  // The fused epilogue reads the [N, H, W, K] result back as NCHW: the annotator draws a block
+  // of 1 (untiled), 8, 16 or 32 for K and W (their largest divisors at most that: 14-wide rows
+  // give 7 or 14), ordered [N, K outer, H, W outer, K inner, W inner].
+  auto w = parseWorkload("conv2d_cl_bias_relu:C=32,H=14,W=14,K=64,R=3,S=3,pad=1");
+  SearchTask task(w.dag, target::ansorCpuDefaults(2));
+  auto sk = generateSketches(task);
+  REQUIRE(!sk.empty());
+  Rng rng(19);
+  std::set<std::pair<int64_t, int64_t>> blocks;
+  int untiled = 0, valid = 0;
+  for (int k = 0; k < 400; ++k) {
+    auto state = annotate(task, sk[static_cast<size_t>(k) % sk.size()], rng);
+    if (!state) continue;
+    ++valid;
+    const auto steps = state->steps();
+    bool tiled = false;
+    for (size_t t = 2; t < steps.size(); ++t) {
+      auto* re = std::get_if<sched::ReorderStep>(&steps[t]);
+      if (!re || re->order.size() != 6) continue;
+      auto* sk0 = std::get_if<sched::SplitStep>(&steps[t - 2]);
+      auto* sk1 = std::get_if<sched::SplitStep>(&steps[t - 1]);
+      REQUIRE(sk0);
+      REQUIRE(sk1);
+      CHECK(sk0->extent == 64);
+      CHECK(sk1->extent == 14);
+      REQUIRE(sk0->lengths.size() == 1);
+      REQUIRE(sk1->lengths.size() == 1);
+      CHECK(re->order == std::vector<int>{0, 1, 3, 4, 2, 5});
+      blocks.insert({sk0->lengths[0], sk1->lengths[0]});
+      tiled = true;
+    }
+    untiled += !tiled;
+  }
+  CHECK(valid > 100);
+  CHECK(untiled > 0);
+  CHECK(blocks == std::set<std::pair<int64_t, int64_t>>{{8, 7}, {16, 14}, {32, 14}});
 }
 
 TEST_CASE("the heuristic schedule of every operator is tiled and computes the reference result",

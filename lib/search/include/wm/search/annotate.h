@@ -1,7 +1,8 @@
 // Random annotation of sketches into complete, measurable schedules (Ansor's init population
 // rules), in this order: fill tile sizes (every open split gets a random factorization of its
 // extent, innermost factor <= 64), change compute locations (stages neither tiled nor needing
-// tiling: inline, root or a legal compute-at), parallel (outer spatial loops fused up to
+// tiling: inline, root or a legal compute-at), a transposed read-back in blocks of 1, 8, 16
+// or 32 (a channels-last conv's epilogue), parallel (outer spatial loops fused up to
 // 16 x cores), auto-unroll pragma (stages with a reduction), vectorize (innermost spatial
 // loops fused while at most 16 lanes); on GPU, thread binding (blockIdx / vthread / threadIdx
 // with the vthread and warp-size checks) and unroll. A step that does not apply makes the
@@ -27,6 +28,16 @@ bool parallelize(sched::State& s, int i, const target::Target& hw);
 /// CPU: Ansor's Vectorization rule on stage i: innermost spatial loops fused while their
 /// product stays <= maxLanes, the result vectorized; false when a step fails.
 bool vectorize(sched::State& s, int i, int64_t maxLanes);
+
+/// CPU: the axis along which root stage i reads a layout stage inlined into it (ir::kLayoutTag)
+/// when that is not its own innermost axis — a channels-last conv's [N, H, W, K] result read
+/// back as NCHW by the fused epilogue (K); -1 when it reads none.
+int transposedReadAxis(const sched::State& s, int i);
+
+/// CPU: that read axis and stage i's innermost axis split into blocks of readBlock and
+/// rowBlock, ordered [..., read outer, ..., row outer, read inner, row inner] (a block transposes
+/// in cache); nothing when either block is 1 or there is no such read; false when a step fails.
+bool tileTransposedRead(sched::State& s, int i, int64_t readBlock, int64_t rowBlock);
 
 /// GPU: Ansor's cooperative fetching of every shared stage (its spatial loops fused, split by
 /// the block's thread count, the inner part bound to threadIdx.x); false when a step fails.
