@@ -165,11 +165,13 @@ BenchConfig parseBenchConfig(const std::string& text, const std::string& path,
     } else if (w.IsMap() && w.size() == 1 && (w["model"] || w["file"])) {
       if (auto m = w["model"]) {
         std::string file = r.scalar(m, "model");
+        bool exists = false;
         try {
-          if (!requireRegularFile(file)) r.fail(m, "model '" + file + "' does not exist");
+          exists = requireRegularFile(file);
         } catch (const UserError& e) {
           r.fail(m, e.what());
         }
+        if (!exists) r.fail(m, "model '" + file + "' does not exist");
         c.workloads.push_back({BenchWorkload::Kind::Model, file, r.mark(m)});
       } else {
         readWorkloadFile(r, w["file"], r.scalar(w["file"], "file"), &c.workloads);

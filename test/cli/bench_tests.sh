@@ -150,7 +150,7 @@ bf no_model "name: t
 workloads:
   - model: $TMP/missing.onnx
 configs: {a: {}}"
-expect 2 "no_model.yaml:3:12: model '.*missing.onnx' does not exist" -- bench "$TMP/no_model.yaml" --dry-run
+expect 2 "^\[error\] [^ ]*no_model.yaml:3:12: model '[^ ]*missing.onnx' does not exist$" -- bench "$TMP/no_model.yaml" --dry-run
 bf bad_spec "name: t
 workloads:
   - gemm:M=8,N=8
