@@ -464,14 +464,18 @@ llvm::Value* LoopEmitter::callOp(const CallNode* n, bool vec) {
   if (llvm::Value* own = mathCall(n->func, a, second)) return own;
   auto one = [&] { return llvm::ConstantFP::get(t, 1.0); };
   switch (n->func) {
-  case MathFunc::Exp: return intrinsic(llvm::Intrinsic::exp, {a});
+  case MathFunc::Exp:
+    if (t->getScalarType()->isFloatTy()) return expF32(a);
+    return intrinsic(llvm::Intrinsic::exp, {a});
   case MathFunc::Log: return intrinsic(llvm::Intrinsic::log, {a});
   case MathFunc::Sqrt: return intrinsic(llvm::Intrinsic::sqrt, {a});
   case MathFunc::Rsqrt: return b_.CreateFDiv(one(), intrinsic(llvm::Intrinsic::sqrt, {a}));
   case MathFunc::Tanh: return libm("tanhf", "tanh");
   case MathFunc::Erf: return libm("erff", "erf");
   case MathFunc::Sigmoid: {
-    llvm::Value* e = intrinsic(llvm::Intrinsic::exp, {b_.CreateFNeg(a)});
+    llvm::Value* e = t->getScalarType()->isFloatTy()
+                         ? expF32(b_.CreateFNeg(a))
+                         : intrinsic(llvm::Intrinsic::exp, {b_.CreateFNeg(a)});
     return b_.CreateFDiv(one(), b_.CreateFAdd(one(), e));
   }
   case MathFunc::Pow: return intrinsic(llvm::Intrinsic::pow, {a, second});
@@ -483,6 +487,40 @@ llvm::Value* LoopEmitter::callOp(const CallNode* n, bool vec) {
     return intrinsic(llvm::Intrinsic::fabs, {a});
   }
   return nullptr;
+}
+
+// exp of f32 (a scalar or a vector), inline: the x86 backend turns llvm.exp on a vector —
+// ours, or the loop vectorizer's from a scalar call — into one expf call a lane (softmax spent
+// its time there), while this arithmetic vectorizes. x = n ln2 + r with |r| <= ln2 / 2 (ln2 in
+// two parts, so n ln2_hi is exact), exp(r) by its degree-7 Taylor polynomial (relative error
+// < 1e-8 before rounding), times 2^n built in two halves from exponent bits (each a normal
+// float, so the product underflows gradually and overflows to inf as exp does). x is clamped
+// to [-104, 88.8] first, where exp is 0 and inf beyond; NaN stays NaN.
+llvm::Value* LoopEmitter::expF32(llvm::Value* x) {
+  llvm::Type* t = x->getType();
+  llvm::Type* it = b_.getInt32Ty();
+  if (auto* vt = llvm::dyn_cast<llvm::VectorType>(t))
+    it = llvm::VectorType::get(it, vt->getElementCount());
+  auto c = [&](double v) { return llvm::ConstantFP::get(t, v); };
+  auto ci = [&](int v) { return llvm::ConstantInt::get(it, static_cast<uint64_t>(v), true); };
+  llvm::Value* xc = b_.CreateBinaryIntrinsic(
+      llvm::Intrinsic::minnum, b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, x, c(-104.0)),
+      c(88.8));
+  llvm::Value* n =
+      b_.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, b_.CreateFMul(xc, c(1.4426950408889634)));
+  llvm::Value* r = b_.CreateFSub(xc, b_.CreateFMul(n, c(0.693145751953125)));
+  r = b_.CreateFSub(r, b_.CreateFMul(n, c(1.428606765330187045e-06)));
+  llvm::Value* p = c(1.0 / 5040);
+  for (double k : {1.0 / 720, 1.0 / 120, 1.0 / 24, 1.0 / 6, 0.5, 1.0, 1.0})
+    p = b_.CreateFAdd(b_.CreateFMul(p, r), c(k));
+  llvm::Value* ni = b_.CreateFPToSI(n, it);
+  llvm::Value* n1 = b_.CreateAShr(ni, ci(1));
+  llvm::Value* n2 = b_.CreateSub(ni, n1);
+  auto pow2 = [&](llvm::Value* e) {
+    return b_.CreateBitCast(b_.CreateShl(b_.CreateAdd(e, ci(127)), ci(23)), t);
+  };
+  llvm::Value* y = b_.CreateFMul(b_.CreateFMul(p, pow2(n1)), pow2(n2));
+  return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, y);
 }
 
 // Floor division and modulo of signed integers (the IR's semantics): the quotient rounded

@@ -123,6 +123,7 @@ private:
   template <typename F> void perLaneFirst(F f);
   llvm::Value* binaryOp(ir::BinaryOp op, bool fp, llvm::Value* a, llvm::Value* c);
   llvm::Value* floorDivMod(llvm::Value* a, llvm::Value* c, bool mod);
+  llvm::Value* expF32(llvm::Value* x);
   llvm::Value* castOp(ir::DType from, ir::DType to, llvm::Value* v, bool vec);
   llvm::Value* callOp(const ir::CallNode* n, bool vec);
   bool tryVectorLoop(const lower::ForNode* n);
