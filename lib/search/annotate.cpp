@@ -4,7 +4,9 @@
 #include <wm/search/annotate.h>
 #include <wm/support/error.h>
 
+#include <algorithm>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <tuple>
 
@@ -23,12 +25,6 @@ std::vector<int64_t> divisors(int64_t n) {
     }
   std::sort(d.begin(), d.end());
   return d;
-}
-
-int64_t largestDivisorAtMost(int64_t n, int64_t limit) {
-  for (int64_t d = std::min(n, std::max<int64_t>(limit, 1)); d > 1; --d)
-    if (n % d == 0) return d;
-  return 1;
 }
 
 } // namespace
@@ -106,8 +102,7 @@ int transposedReadAxis(const State& s, int i) {
 // Both axes split into blocks, ordered [..., K outer, ..., W outer, K inner, W inner]: each
 // block reuses the cache lines it reads, where the untiled loop fetches every line of a
 // result larger than L2 once per output column (up to 16 times).
-bool tileTransposedRead(State& s, int i, int64_t readBlock, int64_t rowBlock) {
-  int r = transposedReadAxis(s, i);
+bool tileTransposedRead(State& s, int i, int r, int64_t readBlock, int64_t rowBlock) {
   if (r < 0 || readBlock <= 1 || rowBlock <= 1) return true;
   const ir::OperationNode& op = *s.stage(i).op;
   int n = static_cast<int>(op.axes.size());
@@ -301,9 +296,13 @@ std::optional<State> annotate(const SearchTask& task, const Sketch& sketch, Rng&
       if (readAxis >= 0) {
         static const std::vector<int64_t> blocks{1, 8, 16, 32};
         int64_t b = blocks[rng.uniformInt(0, static_cast<int64_t>(blocks.size()) - 1)];
+        auto block = [&](int64_t extent) { // its largest divisor <= b
+          auto d = divisors(extent);
+          return *std::prev(std::upper_bound(d.begin(), d.end(), b));
+        };
         const auto& axes = s.stage(i).op->axes;
-        if (!tileTransposedRead(s, i, largestDivisorAtMost(axes[readAxis].extent, b),
-                                largestDivisorAtMost(axes.back().extent, b)))
+        if (!tileTransposedRead(s, i, readAxis, block(axes[readAxis].extent),
+                                block(axes.back().extent)))
           return std::nullopt;
       }
       if (s.stage(i).loc == ComputeLoc::Root && !parallelize(s, i, task.target))

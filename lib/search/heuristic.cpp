@@ -194,7 +194,7 @@ bool tileReadBack(State& s, int i) {
   int r = transposedReadAxis(s, i);
   if (r < 0) return true;
   const auto& axes = s.stage(i).op->axes;
-  return tileTransposedRead(s, i, tileLength(axes[r].extent, kTransposeBlock),
+  return tileTransposedRead(s, i, r, tileLength(axes[r].extent, kTransposeBlock),
                             tileLength(axes.back().extent, kTransposeBlock));
 }
 

@@ -34,10 +34,11 @@ bool vectorize(sched::State& s, int i, int64_t maxLanes);
 /// back as NCHW by the fused epilogue (K); -1 when it reads none.
 int transposedReadAxis(const sched::State& s, int i);
 
-/// CPU: that read axis and stage i's innermost axis split into blocks of readBlock and
-/// rowBlock, ordered [..., read outer, ..., row outer, read inner, row inner] (a block transposes
-/// in cache); nothing when either block is 1 or there is no such read; false when a step fails.
-bool tileTransposedRead(sched::State& s, int i, int64_t readBlock, int64_t rowBlock);
+/// CPU: that read axis (readAxis, from transposedReadAxis) and stage i's innermost axis split
+/// into blocks of readBlock and rowBlock, ordered [..., read outer, ..., row outer, read inner,
+/// row inner] (a block transposes in cache); nothing when either block is 1 or readAxis < 0;
+/// false when a step fails.
+bool tileTransposedRead(sched::State& s, int i, int readAxis, int64_t readBlock, int64_t rowBlock);
 
 /// GPU: Ansor's cooperative fetching of every shared stage (its spatial loops fused, split by
 /// the block's thread count, the inner part bound to threadIdx.x); false when a step fails.
