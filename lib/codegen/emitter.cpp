@@ -8,6 +8,7 @@
 #include "emitter.h"
 
 #include <wm/ir/printer.h>
+#include <wm/ir/simplify.h>
 #include <wm/ir/visitor.h>
 #include <wm/support/error.h>
 
@@ -105,13 +106,48 @@ llvm::Type* LoopEmitter::typeOf(DType t, bool memory) {
 }
 
 // ---- statements ----
+// A floating-point sum into the stored element, `b[i] = b[i] + x`, is a reduction's update:
+// its add may be reassociated, so LLVM keeps partial sums in vector lanes (and several
+// accumulators) instead of one serial chain of adds. Only this add gets the flag; x keeps
+// the default flags (reassociating the exp polynomial would break its range reduction).
+// Null when n is no such update.
+llvm::Value* LoopEmitter::reductionUpdate(const StoreNode* n) {
+  auto* add = n->value.as<BinaryNode>();
+  if (!add || !isFloat(n->buffer->dtype)) return nullptr;
+  if (add->op != BinaryOp::Add && add->op != BinaryOp::Max && add->op != BinaryOp::Min)
+    return nullptr;
+  auto isAcc = [&](const Expr& e) {
+    auto* ld = e.as<BufferLoadNode>();
+    if (!ld || ld->buffer != n->buffer || ld->indices.size() != n->indices.size()) return false;
+    for (size_t i = 0; i < ld->indices.size(); ++i)
+      if (!deepEqual(ld->indices[i], n->indices[i])) return false;
+    return true;
+  };
+  if (!isAcc(add->a) && !isAcc(add->b)) return nullptr;
+  llvm::Value* a = expr(add->a);
+  llvm::Value* c = expr(add->b);
+  llvm::IRBuilder<>::FastMathFlagGuard guard(b_);
+  llvm::FastMathFlags f = fmf_;
+  f.setAllowReassoc(true);
+  if (add->op == BinaryOp::Add) {
+    b_.setFastMathFlags(f);
+    return b_.CreateFAdd(a, c);
+  }
+  f.setNoNaNs(true);
+  f.setNoSignedZeros(true);
+  b_.setFastMathFlags(f);
+  auto id = add->op == BinaryOp::Max ? llvm::Intrinsic::maxnum : llvm::Intrinsic::minnum;
+  return b_.CreateCall(llvm::Intrinsic::getDeclaration(&m_, id, {a->getType()}), {a, c});
+}
+
 void LoopEmitter::stmt(const Stmt& s) {
   if (!s.defined()) return;
   switch (s.kind()) {
   case StmtKind::For: return forLoop(s.as<ForNode>());
   case StmtKind::Store: {
     auto* n = s.as<StoreNode>();
-    llvm::Value* v = expr(n->value);
+    llvm::Value* v = reductionUpdate(n);
+    if (!v) v = expr(n->value);
     if (n->buffer->dtype == DType::Bool) v = b_.CreateZExt(v, b_.getInt8Ty());
     b_.CreateAlignedStore(v, address(n->buffer, n->indices, false),
                           llvm::Align(storageBytes(n->buffer->dtype)));

@@ -108,6 +108,7 @@ protected:
 private:
   void allocate(const lower::AllocateNode* n);
   void forLoop(const lower::ForNode* n);
+  llvm::Value* reductionUpdate(const lower::StoreNode* n);
   void serialLoop(const lower::ForNode* n);
   llvm::MDNode* loopMetadata(const lower::ForNode* n);
 

@@ -28,57 +28,6 @@ double roundFloat(DType t, double v) {
   return t == DType::F32 ? double(float(v)) : v;
 }
 
-/// Structural equality with variables compared by identity.
-bool deepEqual(const Expr& a, const Expr& b) {
-  if (a.same(b)) return true;
-  if (a.kind() != b.kind() || a.dtype() != b.dtype()) return false;
-  switch (a.kind()) {
-  case ExprKind::IntImm: return a.as<IntImmNode>()->value == b.as<IntImmNode>()->value;
-  case ExprKind::FloatImm: return a.as<FloatImmNode>()->value == b.as<FloatImmNode>()->value;
-  case ExprKind::Var: return false; // identity already compared
-  case ExprKind::Binary: {
-    auto *x = a.as<BinaryNode>(), *y = b.as<BinaryNode>();
-    return x->op == y->op && deepEqual(x->a, y->a) && deepEqual(x->b, y->b);
-  }
-  case ExprKind::Compare: {
-    auto *x = a.as<CompareNode>(), *y = b.as<CompareNode>();
-    return x->op == y->op && deepEqual(x->a, y->a) && deepEqual(x->b, y->b);
-  }
-  case ExprKind::Logical: {
-    auto *x = a.as<LogicalNode>(), *y = b.as<LogicalNode>();
-    return x->op == y->op && deepEqual(x->a, y->a) && deepEqual(x->b, y->b);
-  }
-  case ExprKind::Not: return deepEqual(a.as<NotNode>()->a, b.as<NotNode>()->a);
-  case ExprKind::Select: {
-    auto *x = a.as<SelectNode>(), *y = b.as<SelectNode>();
-    return deepEqual(x->cond, y->cond) && deepEqual(x->t, y->t) && deepEqual(x->f, y->f);
-  }
-  case ExprKind::Cast: return deepEqual(a.as<CastNode>()->value, b.as<CastNode>()->value);
-  case ExprKind::Call: {
-    auto *x = a.as<CallNode>(), *y = b.as<CallNode>();
-    if (x->func != y->func || x->args.size() != y->args.size()) return false;
-    for (size_t i = 0; i < x->args.size(); ++i)
-      if (!deepEqual(x->args[i], y->args[i])) return false;
-    return true;
-  }
-  case ExprKind::BufferLoad: {
-    auto *x = a.as<BufferLoadNode>(), *y = b.as<BufferLoadNode>();
-    if (x->buffer != y->buffer) return false;
-    for (size_t i = 0; i < x->indices.size(); ++i)
-      if (!deepEqual(x->indices[i], y->indices[i])) return false;
-    return true;
-  }
-  case ExprKind::TensorRead: {
-    auto *x = a.as<TensorReadNode>(), *y = b.as<TensorReadNode>();
-    if (x->tensor != y->tensor) return false;
-    for (size_t i = 0; i < x->indices.size(); ++i)
-      if (!deepEqual(x->indices[i], y->indices[i])) return false;
-    return true;
-  }
-  }
-  return false;
-}
-
 /// sum(coef * atom) + constant, over one integer type.
 struct Linear {
   std::vector<std::pair<Expr, int64_t>> terms;
@@ -390,6 +339,56 @@ private:
 };
 
 } // namespace
+
+bool deepEqual(const Expr& a, const Expr& b) {
+  if (a.same(b)) return true;
+  if (a.kind() != b.kind() || a.dtype() != b.dtype()) return false;
+  switch (a.kind()) {
+  case ExprKind::IntImm: return a.as<IntImmNode>()->value == b.as<IntImmNode>()->value;
+  case ExprKind::FloatImm: return a.as<FloatImmNode>()->value == b.as<FloatImmNode>()->value;
+  case ExprKind::Var: return false; // identity already compared
+  case ExprKind::Binary: {
+    auto *x = a.as<BinaryNode>(), *y = b.as<BinaryNode>();
+    return x->op == y->op && deepEqual(x->a, y->a) && deepEqual(x->b, y->b);
+  }
+  case ExprKind::Compare: {
+    auto *x = a.as<CompareNode>(), *y = b.as<CompareNode>();
+    return x->op == y->op && deepEqual(x->a, y->a) && deepEqual(x->b, y->b);
+  }
+  case ExprKind::Logical: {
+    auto *x = a.as<LogicalNode>(), *y = b.as<LogicalNode>();
+    return x->op == y->op && deepEqual(x->a, y->a) && deepEqual(x->b, y->b);
+  }
+  case ExprKind::Not: return deepEqual(a.as<NotNode>()->a, b.as<NotNode>()->a);
+  case ExprKind::Select: {
+    auto *x = a.as<SelectNode>(), *y = b.as<SelectNode>();
+    return deepEqual(x->cond, y->cond) && deepEqual(x->t, y->t) && deepEqual(x->f, y->f);
+  }
+  case ExprKind::Cast: return deepEqual(a.as<CastNode>()->value, b.as<CastNode>()->value);
+  case ExprKind::Call: {
+    auto *x = a.as<CallNode>(), *y = b.as<CallNode>();
+    if (x->func != y->func || x->args.size() != y->args.size()) return false;
+    for (size_t i = 0; i < x->args.size(); ++i)
+      if (!deepEqual(x->args[i], y->args[i])) return false;
+    return true;
+  }
+  case ExprKind::BufferLoad: {
+    auto *x = a.as<BufferLoadNode>(), *y = b.as<BufferLoadNode>();
+    if (x->buffer != y->buffer) return false;
+    for (size_t i = 0; i < x->indices.size(); ++i)
+      if (!deepEqual(x->indices[i], y->indices[i])) return false;
+    return true;
+  }
+  case ExprKind::TensorRead: {
+    auto *x = a.as<TensorReadNode>(), *y = b.as<TensorReadNode>();
+    if (x->tensor != y->tensor) return false;
+    for (size_t i = 0; i < x->indices.size(); ++i)
+      if (!deepEqual(x->indices[i], y->indices[i])) return false;
+    return true;
+  }
+  }
+  return false;
+}
 
 bool boundOf(const Expr& e, const VarBounds& bounds, IntBound* out) {
   if (!isInt(e.dtype())) return false;

@@ -21,6 +21,9 @@ using VarBounds = std::unordered_map<const VarNode*, IntBound>;
 
 Expr simplify(const Expr& e, const VarBounds& bounds = {});
 
+/// Structural equality, variables compared by identity.
+bool deepEqual(const Expr& a, const Expr& b);
+
 /// Inclusive bounds of an integer expression given variable bounds; false if unknown.
 bool boundOf(const Expr& e, const VarBounds& bounds, IntBound* out);
 
