@@ -506,8 +506,12 @@ llvm::Value* LoopEmitter::callOp(const CallNode* n, bool vec) {
   case MathFunc::Log: return intrinsic(llvm::Intrinsic::log, {a});
   case MathFunc::Sqrt: return intrinsic(llvm::Intrinsic::sqrt, {a});
   case MathFunc::Rsqrt: return b_.CreateFDiv(one(), intrinsic(llvm::Intrinsic::sqrt, {a}));
-  case MathFunc::Tanh: return libm("tanhf", "tanh");
-  case MathFunc::Erf: return libm("erff", "erf");
+  case MathFunc::Tanh:
+    if (t->getScalarType()->isFloatTy()) return tanhF32(a);
+    return libm("tanhf", "tanh");
+  case MathFunc::Erf:
+    if (t->getScalarType()->isFloatTy()) return erfF32(a);
+    return libm("erff", "erf");
   case MathFunc::Sigmoid: {
     llvm::Value* e = t->getScalarType()->isFloatTy()
                          ? expF32(b_.CreateFNeg(a))
@@ -556,6 +560,57 @@ llvm::Value* LoopEmitter::expF32(llvm::Value* x) {
     return b_.CreateBitCast(b_.CreateShl(b_.CreateAdd(e, ci(127)), ci(23)), t);
   };
   llvm::Value* y = b_.CreateFMul(b_.CreateFMul(p, pow2(n1)), pow2(n2));
+  return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, y);
+}
+
+// p(x) by Horner's rule, coefficients highest degree first.
+llvm::Value* LoopEmitter::horner(llvm::Value* x, std::initializer_list<double> coefficients) {
+  llvm::Value* p = nullptr;
+  for (double k : coefficients) {
+    llvm::Value* c = llvm::ConstantFP::get(x->getType(), k);
+    p = p ? b_.CreateFAdd(b_.CreateFMul(p, x), c) : c;
+  }
+  return p;
+}
+
+// tanh of f32 (scalar or vector) inline, as exp: libm's tanhf is one call a lane. |x| < 0.9:
+// x + x^3 P(x^2); beyond, sign(x) (1 - 2 / (e^(2|x|) + 1)) (no cancellation there: the second
+// term is at most 0.29). The polynomials come from scripts/fit_f32_math.py (relative error
+// 1.6e-8 before rounding); test/codegen/test_llvm.cpp checks the result against std::tanh.
+llvm::Value* LoopEmitter::tanhF32(llvm::Value* x) {
+  llvm::Type* t = x->getType();
+  auto c = [&](double v) { return llvm::ConstantFP::get(t, v); };
+  llvm::Value* a = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+  llvm::Value* u = b_.CreateFMul(x, x);
+  llvm::Value* p = horner(u, {0.0013039528492718906, -0.0068600411560357632, 0.020904114984988321,
+                              -0.053721486136750658, 0.13330359924204366, -0.33333212178901828});
+  llvm::Value* small = b_.CreateFAdd(x, b_.CreateFMul(b_.CreateFMul(x, u), p));
+  llvm::Value* e = expF32(b_.CreateFMul(a, c(2.0)));
+  llvm::Value* big = b_.CreateFSub(c(1.0), b_.CreateFDiv(c(2.0), b_.CreateFAdd(e, c(1.0))));
+  big = b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, big, x);
+  return b_.CreateSelect(b_.CreateFCmpOLT(a, c(0.9)), small, big);
+}
+
+// erf of f32 inline. |x| < 1: x P(x^2); beyond, sign(x) (1 - e^(-x^2) R(1 / (1 + |x|))) with
+// |x| clamped to 4 (erf(4) rounds to 1). Polynomials from scripts/fit_f32_math.py (relative
+// error 4e-8 and 8e-9 before rounding); NaN stays NaN.
+llvm::Value* LoopEmitter::erfF32(llvm::Value* x) {
+  llvm::Type* t = x->getType();
+  auto c = [&](double v) { return llvm::ConstantFP::get(t, v); };
+  llvm::Value* a = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+  llvm::Value* u = b_.CreateFMul(x, x);
+  llvm::Value* small = b_.CreateFMul(
+      x, horner(u, {-0.00056314213050765946, 0.0049175513509344482, -0.026711311365023308,
+                    0.1128018011738194, -0.37612326187577072, 1.1283791224939377}));
+  llvm::Value* ac = b_.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, a, c(4.0));
+  llvm::Value* r = horner(b_.CreateFDiv(c(1.0), b_.CreateFAdd(c(1.0), ac)),
+                          {-0.64664336533362798, 1.4079608059782336, -0.72445106215446409,
+                           -0.5710280602306792, 0.40799884605734926, 0.53867222352443833,
+                           0.5668143688253664, -0.00011066017237045523});
+  llvm::Value* big =
+      b_.CreateFSub(c(1.0), b_.CreateFMul(expF32(b_.CreateFNeg(b_.CreateFMul(ac, ac))), r));
+  big = b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, big, x);
+  llvm::Value* y = b_.CreateSelect(b_.CreateFCmpOLT(a, c(1.0)), small, big);
   return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, y);
 }
 

@@ -125,6 +125,9 @@ private:
   llvm::Value* binaryOp(ir::BinaryOp op, bool fp, llvm::Value* a, llvm::Value* c);
   llvm::Value* floorDivMod(llvm::Value* a, llvm::Value* c, bool mod);
   llvm::Value* expF32(llvm::Value* x);
+  llvm::Value* tanhF32(llvm::Value* x);
+  llvm::Value* erfF32(llvm::Value* x);
+  llvm::Value* horner(llvm::Value* x, std::initializer_list<double> coefficients);
   llvm::Value* castOp(ir::DType from, ir::DType to, llvm::Value* v, bool vec);
   llvm::Value* callOp(const ir::CallNode* n, bool vec);
   bool tryVectorLoop(const lower::ForNode* n);

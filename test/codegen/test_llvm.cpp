@@ -211,7 +211,8 @@ TEST_CASE("an innermost loop that auto-unroll unrolls whole becomes vectors when
   CHECK(ir::maxRelativeError(got[0], expect[0]) <= 1e-5);
 }
 
-TEST_CASE("f32 exp and sigmoid are inline arithmetic, within 2 ulp of libm, scalar and vector",
+TEST_CASE("f32 exp, sigmoid, tanh and erf are inline arithmetic, within 2-3 ulp of libm, scalar "
+          "and vector",
           "[llvm]") {
   // The x86 backend lowers llvm.exp on a vector to one expf call a lane; the code generator
   // computes exp of f32 itself (range reduction, polynomial, exponent bits). Checked against
@@ -245,11 +246,17 @@ TEST_CASE("f32 exp and sigmoid are inline arithmetic, within 2 ulp of libm, scal
                         1e30f,
                         std::numeric_limits<float>::infinity()};
   for (int k = 0; k < 998; ++k) xs.push_back(-110.0f + 200.0f * static_cast<float>(k) / 997.0f);
+  // tanh and erf change form at |x| = 0.9 and 1 and saturate near 4-9: densely over [-6, 6].
+  for (int k = 0; k < 2400; ++k) xs.push_back(-6.0f + 12.0f * static_cast<float>(k) / 2399.0f);
+  for (float v : {1e-40f, -1e-30f, 0.9f, -0.9f, 1.0f, -1.0f, 3.999f, 4.0f, 9.5f})
+    xs.push_back(std::nextafter(v, 0.0f));
   const int64_t n = static_cast<int64_t>(xs.size()) + 1; // + a NaN
   auto x = ir::placeholder("x", {n});
   auto e = ir::compute("e", "", {n}, [&](auto& ax) { return ir::exp(ir::at(x, ax[0])); });
   auto sg = ir::compute("sg", "", {n}, [&](auto& ax) { return ir::sigmoid(ir::at(x, ax[0])); });
-  ir::ComputeDAG dag({e, sg});
+  auto th = ir::compute("th", "", {n}, [&](auto& ax) { return ir::tanh(ir::at(x, ax[0])); });
+  auto er = ir::compute("er", "", {n}, [&](auto& ax) { return ir::erf(ir::at(x, ax[0])); });
+  ir::ComputeDAG dag({e, sg, th, er});
   ir::NDArray in(ir::DType::F32, {n});
   for (size_t i = 0; i < xs.size(); ++i) in.set(static_cast<int64_t>(i), xs[i]);
   in.set(n - 1, std::numeric_limits<double>::quiet_NaN());
@@ -258,7 +265,7 @@ TEST_CASE("f32 exp and sigmoid are inline arithmetic, within 2 ulp of libm, scal
     INFO((vectorized ? "vectorized" : "plain"));
     std::vector<sched::Step> steps;
     if (vectorized)
-      for (int st : {1, 2}) {
+      for (int st : {1, 2, 3, 4}) {
         steps.push_back(sched::SplitStep{st, 0, n, {16}, true});
         steps.push_back(sched::AnnotationStep{st, 1, sched::Annotation::Vectorize});
       }
@@ -266,16 +273,23 @@ TEST_CASE("f32 exp and sigmoid are inline arithmetic, within 2 ulp of libm, scal
     REQUIRE(r.error.empty());
     auto f = lower::lower(r.state);
     // No libm call is left (the x86 backend would make one a lane of a vector exp).
-    CHECK_THAT(codegen::emit(f, target, codegen::EmitKind::Assembly), !Catch::Contains("expf"));
+    std::string asm_ = codegen::emit(f, target, codegen::EmitKind::Assembly);
+    CHECK_THAT(asm_,
+               !Catch::Contains("expf") && !Catch::Contains("tanhf") && !Catch::Contains("erff"));
     auto got = runJit(*codegen::JitKernel::compile(f, target), f, {in});
     for (int64_t i = 0; i < n; ++i) {
       float xi = static_cast<float>(in.data()[i]);
       INFO("x = " << xi);
       float want = std::exp(xi), wantSig = 1.0f / (1.0f + std::exp(-xi));
+      float wantTanh = static_cast<float>(std::tanh(static_cast<double>(xi)));
+      float wantErf = static_cast<float>(std::erf(static_cast<double>(xi)));
       float ge = static_cast<float>(got[0].data()[i]), gs = static_cast<float>(got[1].data()[i]);
+      float gt = static_cast<float>(got[2].data()[i]), gr = static_cast<float>(got[3].data()[i]);
       if (std::isnan(want)) {
         CHECK(std::isnan(ge));
         CHECK(std::isnan(gs));
+        CHECK(std::isnan(gt));
+        CHECK(std::isnan(gr));
         continue;
       }
       auto ulps = [](float a, float b) {
@@ -286,6 +300,8 @@ TEST_CASE("f32 exp and sigmoid are inline arithmetic, within 2 ulp of libm, scal
       };
       CHECK(ulps(ge, want) <= 2.0);
       CHECK(ulps(gs, wantSig) <= 3.0);
+      CHECK(ulps(gt, wantTanh) <= 2.0);
+      CHECK(ulps(gr, wantErf) <= 2.0);
     }
   }
 }
