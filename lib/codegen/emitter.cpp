@@ -412,10 +412,35 @@ llvm::Value* LoopEmitter::vectorLoad(const BufferLoadNode* n) {
     auto* vt = llvm::FixedVectorType::get(et, static_cast<unsigned>(lane_.width));
     return b_.CreateAlignedLoad(vt, base, llvm::Align(storageBytes(n->buffer->dtype)));
   }
+  if (coeff && *coeff >= 2 && *coeff <= kMaxLoadStride && n->buffer->dtype != DType::Bool)
+    return stridedLoad(n, *coeff);
   llvm::Value* out = llvm::PoisonValue::get(
       llvm::FixedVectorType::get(typeOf(n->buffer->dtype), static_cast<unsigned>(lane_.width)));
   perLane([&](int64_t l) { out = b_.CreateInsertElement(out, scalarLoad(n), b_.getInt64(l)); });
   return out;
+}
+
+// A load whose lanes are `stride` elements apart (a stride-2 convolution vectorized along its
+// output row): the span from the first lane's element to the last one's as one masked vector
+// load (the mask stops at the last lane's element, so nothing past it is touched: the elements
+// between lanes are read, never beyond), then the lanes picked out by a shuffle. Element by
+// element it was one scalar load and insert a lane: the stride-2 depthwise convolutions of
+// MobileNetV2 ran at 11 GFLOP/s.
+llvm::Value* LoopEmitter::stridedLoad(const BufferLoadNode* n, int64_t stride) {
+  llvm::Type* et = typeOf(n->buffer->dtype, true);
+  const auto width = static_cast<unsigned>(lane_.width);
+  const auto span = static_cast<unsigned>(stride) * width;
+  llvm::Value* base = nullptr;
+  perLaneFirst([&] { base = address(n->buffer, n->indices, false); });
+  std::vector<llvm::Constant*> mask;
+  for (unsigned i = 0; i < span; ++i)
+    mask.push_back(b_.getInt1(i <= static_cast<unsigned>(stride) * (width - 1)));
+  llvm::Value* wide = b_.CreateMaskedLoad(llvm::FixedVectorType::get(et, span), base,
+                                          llvm::Align(storageBytes(n->buffer->dtype)),
+                                          llvm::ConstantVector::get(mask));
+  std::vector<int> pick;
+  for (unsigned l = 0; l < width; ++l) pick.push_back(static_cast<int>(l * stride));
+  return b_.CreateShuffleVector(wide, pick);
 }
 
 // Emits f with the lane variable bound to 0 (the first lane's address).

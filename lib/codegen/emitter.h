@@ -29,6 +29,8 @@ namespace wm::codegen {
 /// Explicit vectors are at most this many lanes (a wider vectorized loop is left to LLVM's
 /// loop vectorizer).
 constexpr int64_t kMaxVectorLanes = 64;
+/// The largest lane stride (elements) a vector load reads as one span and a shuffle.
+constexpr int64_t kMaxLoadStride = 4;
 
 /// Values bound to IR nodes, in order of first binding (deterministic iteration).
 template <typename K> class OrderedEnv {
@@ -124,6 +126,7 @@ private:
   template <typename F> void perLaneFirst(F f);
   llvm::Value* binaryOp(ir::BinaryOp op, bool fp, llvm::Value* a, llvm::Value* c);
   llvm::Value* floorDivMod(llvm::Value* a, llvm::Value* c, bool mod);
+  llvm::Value* stridedLoad(const ir::BufferLoadNode* n, int64_t stride);
   llvm::Value* expF32(llvm::Value* x);
   llvm::Value* tanhF32(llvm::Value* x);
   llvm::Value* erfF32(llvm::Value* x);

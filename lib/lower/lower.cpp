@@ -27,6 +27,9 @@ LoweredFunc lower(const sched::State& state, const LowerOptions& opts) {
   // infer_bound runs inside schedule_ops, on a private copy of the state.
   run("schedule_ops", [&] { return scheduleOps(state, &f); });
   run("simplify", [&] { return simplifyStmt(f.body); });
+  bool partitioned = false;
+  run("partition_loops", [&] { return partitionLoops(f.body, &partitioned); });
+  if (partitioned) run("simplify", [&] { return simplifyStmt(f.body); });
   run("hoist_guards", [&] { return hoistGuards(f.body); });
   run("remove_no_ops", [&] { return removeNoOps(f.body); });
   return f;

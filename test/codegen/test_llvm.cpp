@@ -343,6 +343,38 @@ TEST_CASE("a reduction's update alone is reassociated, so sums, max and min over
   CHECK(ir::maxRelativeError(got[2], expect[2]) == 0);
 }
 
+TEST_CASE("a vectorized load with lanes 2 or 3 elements apart is one masked span load and a "
+          "shuffle that reads nothing past its last lane",
+          "[llvm][asm]") {
+  // A stride-2 convolution vectorized along its output row read each lane with a scalar load
+  // and an insert. The span load's mask ends at the last lane's element: here that element is
+  // the buffer's last, so a load of whole vectors would read past the end.
+  for (int64_t stride : {2, 3}) {
+    INFO("stride " << stride);
+    const int64_t lanes = 16, n = stride * (lanes - 1) + 1;
+    auto x = ir::placeholder("x", {n});
+    auto y = ir::compute("y", "", {lanes}, [&](auto& ax) {
+      return ir::at(x, ax[0] * ir::intImm(stride)) * ir::floatImm(2.0);
+    });
+    ir::ComputeDAG dag({y});
+    auto r = sched::replay(dag, {sched::AnnotationStep{1, 0, sched::Annotation::Vectorize}});
+    REQUIRE(r.error.empty());
+    auto f = lower::lower(r.state);
+    for (auto cpu : {"x86-64-v4", "haswell"}) {
+      INFO(cpu);
+      auto target = codegen::resolveTarget({"llvm", cpu, "", 2});
+      std::string raw = codegen::emit(f, target, codegen::EmitKind::LlvmIr, false);
+      CHECK_THAT(raw,
+                 Catch::Contains("@llvm.masked.load.v" + std::to_string(stride * lanes) + "f32"));
+      CHECK_THAT(raw, Catch::Contains("shufflevector") && !Catch::Contains("insertelement"));
+      CHECK_THAT(raw, Catch::Contains("i1 false>")); // the mask stops at the last lane
+      auto inputs = ir::randomInputs(dag, 4);
+      auto got = runJit(*codegen::JitKernel::compile(f, target), f, inputs);
+      CHECK(ir::maxRelativeError(got[0], ir::evaluateOutputs(dag, inputs)[0]) == 0);
+    }
+  }
+}
+
 TEST_CASE("parallel loops run on the thread pool", "[llvm][parallel]") {
   rt::setNumThreads(2);
   auto w = parseWorkload("gemm:M=64,N=32,K=16");

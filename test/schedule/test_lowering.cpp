@@ -160,6 +160,56 @@ TEST_CASE("guards of partial tiles are hoisted out of the full tiles", "[lowerin
   CHECK(ir::maxRelativeError(lower::runLowered(f, inputs)[0], expect[0]) <= 1e-5);
 }
 
+TEST_CASE("a padding stage's loops are split where its condition turns: the interior copies "
+          "without a select",
+          "[lowering]") {
+  // partition_loops: every select of the padding stage was one speculative, clamped load an
+  // element (gathers in LLVM); split at 1 and 6 the rows and columns inside copy plainly.
+  auto w = parseWorkload("conv2d:N=1,C=2,H=5,W=5,K=2,R=3,S=3,pad=1");
+  auto f = lower::lower(sched::State(w.dag));
+  CHECK(lower::toString(f) ==
+        "func conv2d(data: f32[1, 2, 5, 5], weight: f32[2, 2, 3, 3], conv2d: f32[1, 2, 5, 5])\n"
+        "allocate conv2d_pad: f32[1, 2, 7, 7] global\n"
+        "for i1 in [0, 2)\n"
+        "  conv2d_pad[0, i1, 0, 0] = 0.0\n"
+        "  for i3 in [0, 5)\n"
+        "    conv2d_pad[0, i1, 0, i3 + 1] = 0.0\n"
+        "  conv2d_pad[0, i1, 0, 6] = 0.0\n"
+        "  for i2 in [0, 5)\n"
+        "    conv2d_pad[0, i1, i2 + 1, 0] = 0.0\n"
+        "    for i3 in [0, 5)\n"
+        "      conv2d_pad[0, i1, i2 + 1, i3 + 1] = data[0, i1, i2, i3]\n"
+        "    conv2d_pad[0, i1, i2 + 1, 6] = 0.0\n"
+        "  conv2d_pad[0, i1, 6, 0] = 0.0\n"
+        "  for i3 in [0, 5)\n"
+        "    conv2d_pad[0, i1, 6, i3 + 1] = 0.0\n"
+        "  conv2d_pad[0, i1, 6, 6] = 0.0\n"
+        "for k in [0, 2)\n"
+        "  for oh in [0, 5)\n"
+        "    for ow in [0, 5)\n"
+        "      conv2d[0, k, oh, ow] = 0.0\n"
+        "      for rc in [0, 2)\n"
+        "        for rh in [0, 3)\n"
+        "          for rw in [0, 3)\n"
+        "            conv2d[0, k, oh, ow] = conv2d[0, k, oh, ow] + conv2d_pad[0, rc, oh + rh, ow + "
+        "rw] * weight[k, rc, rh, rw]\n");
+  auto inputs = ir::randomInputs(w.dag, 3);
+  CHECK(ir::maxRelativeError(lower::runLowered(f, inputs)[0],
+                             ir::evaluateOutputs(w.dag, inputs)[0]) <= 1e-6);
+  // A condition whose turning point moves with an outer loop (the padding inlined into the
+  // convolution: oh + rh >= 1) splits nothing; a select on a fused, parallel loop neither.
+  std::vector<sched::Step> steps;
+  std::string err;
+  REQUIRE(sched::stepsFromJson(R"([["CI",1]])", &steps, &err));
+  auto inl = sched::replay(w.dag, steps);
+  REQUIRE(inl.error.empty());
+  auto g = lower::lower(inl.state);
+  std::string text = lower::toString(g);
+  CHECK_THAT(text, Catch::Contains("select("));
+  CHECK(ir::maxRelativeError(lower::runLowered(g, inputs)[0],
+                             ir::evaluateOutputs(w.dag, inputs)[0]) <= 1e-6);
+}
+
 TEST_CASE("print-after-all and pass timing", "[lowering]") {
   auto w = parseWorkload("relu:shape=4");
   std::ostringstream log;
@@ -168,7 +218,8 @@ TEST_CASE("print-after-all and pass timing", "[lowering]") {
   o.timePasses = true;
   o.log = &log;
   lower::lower(sched::State(w.dag), o);
-  for (const char* pass : {"schedule_ops", "simplify", "hoist_guards", "remove_no_ops"}) {
+  for (const char* pass :
+       {"schedule_ops", "simplify", "partition_loops", "hoist_guards", "remove_no_ops"}) {
     CHECK_THAT(log.str(), Catch::Contains(std::string("// after ") + pass));
     CHECK_THAT(log.str(), Catch::Contains(std::string("pass ") + pass));
   }

@@ -44,6 +44,9 @@ std::string toString(const LoweredFunc& f);
 // The passes, one entry function each (one file each).
 Stmt scheduleOps(const sched::State& state, LoweredFunc* func);
 Stmt simplifyStmt(const Stmt& s);
+/// Splits serial loops where a select's condition turns (partition_loops.cpp); *changed set
+/// when it split one.
+Stmt partitionLoops(const Stmt& s, bool* changed = nullptr);
 Stmt hoistGuards(const Stmt& s);
 Stmt removeNoOps(const Stmt& s);
 
