@@ -253,6 +253,13 @@ TEST_CASE("the heuristic schedule of every operator is tiled and computes the re
   std::string pjson = heuristicJson("gemm:M=197,N=384,K=384");
   INFO(pjson);
   CHECK(pjson.find("197,[1,5,4]") != std::string::npos); // 20-row cache tiles, 4-row registers
+  // A norm (one output, 65536 terms): rfactor with the factored loop innermost and of length 1,
+  // so the factored stage reduces the fused axis in one loop; a softmax's rows (spatial 1536)
+  // keep plain reductions.
+  std::string njson = heuristicJson("norm:B=1,M=256,N=256");
+  INFO(njson);
+  CHECK(njson.find(R"(["FU",1,[1,2]],["SP",1,1,65536,[1],1],["RF",1,2,1])") != std::string::npos);
+  CHECK(heuristicJson("softmax:M=1536,N=128").find("\"RF\"") == std::string::npos);
   std::string vjson = heuristicJson("batch_matmul:B=2,M=64,N=197,K=64");
   INFO(vjson);
   CHECK(vjson.find("197,[1,1,16]") != std::string::npos);
