@@ -390,6 +390,15 @@ bool deepEqual(const Expr& a, const Expr& b) {
   return false;
 }
 
+void conjuncts(const Expr& e, std::vector<Expr>* out) {
+  if (auto* l = e.as<LogicalNode>(); l && l->op == LogicalOp::And) {
+    conjuncts(l->a, out);
+    conjuncts(l->b, out);
+    return;
+  }
+  out->push_back(e);
+}
+
 bool boundOf(const Expr& e, const VarBounds& bounds, IntBound* out) {
   if (!isInt(e.dtype())) return false;
   int64_t c;

@@ -35,15 +35,6 @@ namespace {
 
 constexpr int kMaxDepth = 3; ///< unswitched loops on one path (else branches nested)
 
-void conjuncts(const Expr& e, std::vector<Expr>* out) {
-  if (auto* l = e.as<LogicalNode>(); l && l->op == LogicalOp::And) {
-    conjuncts(l->a, out);
-    conjuncts(l->b, out);
-    return;
-  }
-  out->push_back(e);
-}
-
 // e as a signed sum of terms (Add/Sub trees flattened).
 void terms(const Expr& e, bool negate, std::vector<std::pair<Expr, bool>>* out) {
   if (auto* b = e.as<BinaryNode>(); b && (b->op == BinaryOp::Add || b->op == BinaryOp::Sub)) {

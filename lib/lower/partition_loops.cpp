@@ -29,15 +29,6 @@ constexpr size_t kMaxSplits = 2;
 constexpr int64_t kMaxScan = 1 << 20; ///< loop extents scanned for flips
 constexpr int64_t kMaxStores = 64;    ///< stores in the copies of one split loop's body
 
-void conjuncts(const Expr& e, std::vector<Expr>* out) {
-  if (auto* l = e.as<LogicalNode>(); l && l->op == LogicalOp::And) {
-    conjuncts(l->a, out);
-    conjuncts(l->b, out);
-    return;
-  }
-  out->push_back(e);
-}
-
 // e = coef * v + offset with constant coef and offset (checked at v = 0, 1, 2 after the
 // structure check: only +, - and * by constants lead to v).
 bool affine(const Expr& e, const VarNode* v, int64_t* coef, int64_t* offset) {

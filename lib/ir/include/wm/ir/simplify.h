@@ -10,6 +10,7 @@
 #include <wm/ir/expr.h>
 
 #include <unordered_map>
+#include <vector>
 
 namespace wm::ir {
 
@@ -23,6 +24,9 @@ Expr simplify(const Expr& e, const VarBounds& bounds = {});
 
 /// Structural equality, variables compared by identity.
 bool deepEqual(const Expr& a, const Expr& b);
+
+/// The operands of a tree of && (e itself when it is no &&), appended in order.
+void conjuncts(const Expr& e, std::vector<Expr>* out);
 
 /// Inclusive bounds of an integer expression given variable bounds; false if unknown.
 bool boundOf(const Expr& e, const VarBounds& bounds, IntBound* out);
