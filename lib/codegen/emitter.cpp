@@ -575,9 +575,7 @@ llvm::Value* LoopEmitter::expF32(llvm::Value* x) {
       b_.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, b_.CreateFMul(xc, c(1.4426950408889634)));
   llvm::Value* r = b_.CreateFSub(xc, b_.CreateFMul(n, c(0.693145751953125)));
   r = b_.CreateFSub(r, b_.CreateFMul(n, c(1.428606765330187045e-06)));
-  llvm::Value* p = c(1.0 / 5040);
-  for (double k : {1.0 / 720, 1.0 / 120, 1.0 / 24, 1.0 / 6, 0.5, 1.0, 1.0})
-    p = b_.CreateFAdd(b_.CreateFMul(p, r), c(k));
+  llvm::Value* p = horner(r, {1.0 / 5040, 1.0 / 720, 1.0 / 120, 1.0 / 24, 1.0 / 6, 0.5, 1.0, 1.0});
   llvm::Value* ni = b_.CreateFPToSI(n, it);
   llvm::Value* n1 = b_.CreateAShr(ni, ci(1));
   llvm::Value* n2 = b_.CreateSub(ni, n1);

@@ -15,6 +15,7 @@
 #include <wm/ir/simplify.h>
 #include <wm/ir/visitor.h>
 #include <wm/lower/lower.h>
+#include <wm/support/int_math.h>
 
 #include <algorithm>
 #include <set>
@@ -26,8 +27,7 @@ using namespace wm::ir;
 namespace {
 
 constexpr size_t kMaxSplits = 2;
-constexpr int64_t kMaxScan = 1 << 20; ///< loop extents scanned for flips
-constexpr int64_t kMaxStores = 64;    ///< stores in the copies of one split loop's body
+constexpr int64_t kMaxStores = 64; ///< stores in the copies of one split loop's body
 
 // e = coef * v + offset with constant coef and offset (checked at v = 0, 1, 2 after the
 // structure check: only +, - and * by constants lead to v).
@@ -76,6 +76,29 @@ bool holds(CompareOp op, int64_t x) { // x op 0
   return false;
 }
 
+// The iterations i in (0, extent) where `coef * i + offset  op  0` turns (coef != 0, so the
+// left side is strictly monotone): at most one for an ordering, found by bisection; the
+// solution and the one after it for == and !=. Nothing when the arithmetic would overflow.
+void turns(CompareOp op, int64_t coef, int64_t offset, int64_t extent, std::set<int64_t>* out) {
+  int64_t last, lastValue;
+  if (!checkedMul(coef, extent - 1, &last) || !checkedAdd(last, offset, &lastValue)) return;
+  if (op == CompareOp::EQ || op == CompareOp::NE) {
+    if (offset % coef != 0) return;
+    int64_t i = -offset / coef;
+    if (i >= 1 && i < extent) out->insert(i);
+    if (i + 1 >= 1 && i + 1 < extent) out->insert(i + 1);
+    return;
+  }
+  bool first = holds(op, offset);
+  if (holds(op, lastValue) == first) return;
+  int64_t lo = 0, hi = extent - 1; // holds(lo) == first, holds(hi) != first
+  while (hi - lo > 1) {
+    int64_t mid = lo + (hi - lo) / 2;
+    (holds(op, coef * mid + offset) == first ? lo : hi) = mid;
+  }
+  out->insert(hi);
+}
+
 // The iterations in (0, extent) where a conjunct of a select condition under the loop turns.
 void splitPoints(const Stmt& body, const VarNode* v, int64_t extent, std::set<int64_t>* out) {
   auto fromExpr = [&](const Expr& e) {
@@ -89,12 +112,7 @@ void splitPoints(const Stmt& body, const VarNode* v, int64_t extent, std::set<in
         if (!cmp || !isInt(cmp->a.dtype()) || !isInt(cmp->b.dtype())) continue;
         int64_t coef, offset;
         if (!affine(cmp->a - cmp->b, v, &coef, &offset)) continue;
-        bool prev = holds(cmp->op, offset);
-        for (int64_t i = 1; i < extent; ++i) {
-          bool now = holds(cmp->op, coef * i + offset);
-          if (now != prev) out->insert(i);
-          prev = now;
-        }
+        turns(cmp->op, coef, offset, extent, out);
       }
     });
   };
@@ -138,7 +156,7 @@ public:
   Stmt mutateFor(const ForNode* op, const Stmt& self) override {
     Stmt r = StmtMutator::mutateFor(op, self);
     auto* f = r.as<ForNode>();
-    if (!f || f->forKind != ForKind::Serial || f->extent < 2 || f->extent > kMaxScan ||
+    if (!f || f->forKind != ForKind::Serial || f->extent < 2 ||
         anyStmt(f->body, [](const Stmt& s) { return s.kind() == StmtKind::Barrier; }))
       return r;
     std::set<int64_t> points;

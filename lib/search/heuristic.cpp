@@ -4,6 +4,7 @@
 #include <wm/search/annotate.h>
 #include <wm/search/heuristic.h>
 #include <wm/search/sketch.h>
+#include <wm/support/int_math.h>
 
 #include <algorithm>
 
@@ -164,16 +165,19 @@ bool wantsRfactor(const ir::ComputeDAG& dag) {
   for (const auto& op : dag.ops()) {
     if (!op->hasReduction()) continue;
     int64_t spatial = 1, reduce = 1;
-    for (const auto& a : op->axes) spatial *= a.extent;
-    for (const auto& a : op->reduceAxes) reduce *= a.extent;
-    if (spatial <= kRfactorMaxSpatial && reduce >= kRfactorMinReduce) return true;
+    bool small = true, large = false;
+    for (const auto& a : op->axes) small &= checkedMul(spatial, a.extent, &spatial);
+    for (const auto& a : op->reduceAxes) large |= !checkedMul(reduce, a.extent, &reduce);
+    if (small && spatial <= kRfactorMaxSpatial && (large || reduce >= kRfactorMinReduce))
+      return true;
   }
   return false;
 }
 
 // The sketch's open split lengths filled by the plan of the stage each split tiles, replayed
-// step by step (a split names its loop by its position at that time).
-std::optional<State> fillTiles(const SearchTask& task, const Sketch& sketch) {
+// step by step (a split names its loop by its position at that time); rfactorFirst: the
+// factored loop of an rfactor sketch has length 1 (wantsRfactor).
+std::optional<State> fillTiles(const SearchTask& task, const Sketch& sketch, bool rfactorFirst) {
   State s(task.dag);
   for (Step st : sketch.steps) {
     if (auto* sp = std::get_if<SplitStep>(&st)) {
@@ -186,7 +190,7 @@ std::optional<State> fillTiles(const SearchTask& task, const Sketch& sketch) {
           lengths = plan.spatial.at(id);
         else if (id < stage.numRoot)
           lengths = {plan.reduce.at(id - stage.numSpatialRoot)};
-        else if (wantsRfactor(task.dag)) // a fused reduction (rfactor): one loop
+        else if (rfactorFirst) // a fused reduction (rfactor): one loop
           lengths = {1};
         else // a fused reduction (rfactor): a vector of partial sums
           lengths = {largestDivisorAtMost(sp->extent, std::max(1, task.target.vectorBytes / 4))};
@@ -259,7 +263,7 @@ std::optional<std::vector<Step>> heuristicSchedule(const SearchTask& task) {
     return preference(sketches[a], rfactorFirst) > preference(sketches[b], rfactorFirst);
   });
   for (size_t i : order) {
-    auto filled = fillTiles(task, sketches[i]);
+    auto filled = fillTiles(task, sketches[i], rfactorFirst);
     if (!filled) continue;
     if (auto s = annotateFixed(task, std::move(*filled))) return s->steps();
   }
