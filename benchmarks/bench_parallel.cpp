@@ -6,6 +6,10 @@
 //
 //   env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE build/benchmarks/wm_bench_parallel
 //
+// Under `taskset -c 0` both threads share one core: the case of a scheduler that leaves two
+// spinning threads on one core (see lib/rt/parallel.cpp). 2 threads must then cost about what
+// 1 thread costs plus context switches, not a scheduler slice per region.
+//
 // With --probe it prints only the machine's FMA rate at 1 and 2 threads through the pool, as
 // JSON, timed as `wmtune measure` times a kernel (5 samples of ~20 ms, the median): run in
 // fresh processes beside fresh kernel measurements, it shows how far the machine itself moves
@@ -116,7 +120,9 @@ int main(int argc, char** argv) {
   std::vector<Case> cases{
       {"empty region", 2, emptyBody, 20000, 0, ""},
       {"memory-bound a=b*s+c, 3x64 MiB", memChunks, memoryBody, 3, double(elems) * 12, "GB/s"},
-      {"compute-bound FMA chains", 512, computeBody, 5, 512.0 * 512 * 256 * 2, "GFLOP/s"}};
+      {"compute-bound FMA chains", 512, computeBody, 5, 512.0 * 512 * 256 * 2, "GFLOP/s"},
+      // a small kernel's region (a depthwise conv, a norm): ~10-20 µs of work in all
+      {"short regions, 16 FMA chunks", 16, computeBody, 2000, 16.0 * 512 * 256 * 2, "GFLOP/s"}};
   std::printf("| loop | runtime | 1 thread | 2 threads | speed-up | rate (2 threads) |\n");
   std::printf("|---|---|---:|---:|---:|---:|\n");
   for (auto& c : cases) {

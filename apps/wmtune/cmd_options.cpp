@@ -51,7 +51,8 @@ Command addOptionsCommand(CLI::App& app) {
     section(os, "Target", "`tune`, `measure`, `run` (`compile`: `--mcpu`, `--mattr`).",
             target::targetOptionTable(), md);
     section(os, "Measurement",
-            "`measure` (all), `tune` (`--min-ms`, `--slow-run`, `--flush`, timeouts).",
+            "`measure` (all), `tune` (`--min-ms`, `--slow-run`, `--flush`, `--no-pin`, timeouts), "
+            "`run --bench` (`--repeat`, `--min-ms`, `--max-spread`, `--retries`, `--no-pin`).",
             runtime::measureOptionTable(), md);
     section(os, "Tuning", "`tune`.", search::tuneOptionTable(), md);
     section(os, "Evolutionary search", "`tune`.", search::evolutionOptionTable(), md);

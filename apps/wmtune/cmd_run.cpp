@@ -416,9 +416,11 @@ Command addRunCommand(CLI::App& app) {
         printTaskProfile(tasks, sum);
         writeBenchJson(*o, target, ours, kernels, nullptr, tasks);
       } else if (o->bench) {
-        if (o->timing.pinThreads) rt::setPinning(true);
+        rt::setPinning(o->timing.pinThreads);
         auto ours = runtime::timeCalls([&] { exec.runKernels(); }, o->timing);
         auto kernels = exec.profileKernels(o->timing);
+        // libtorch's threads inherit the caller's mask: not one core for all of them.
+        rt::setPinning(false);
         double sum = 0;
         for (double k : kernels) sum += k;
         runtime::TorchReference ref(graph, /*useDouble=*/false, threads);

@@ -280,9 +280,9 @@ Command addTuneCommand(CLI::App& app) {
   addOptionFlags(*sub, o->costModel, costmodel::costModelOptionTable());
   addOptionFlags(*sub, o->costModel.wm, costmodel::worldModelOptionTable());
   addOptionFlags(*sub, o->costModel.ansor, costmodel::ansorModelOptionTable());
-  addOptionFlags(
-      *sub, o->measure, runtime::measureOptionTable(),
-      {"min_repeat_ms", "slow_run_s", "build_timeout_s", "run_timeout_s", "flush_cache"});
+  addOptionFlags(*sub, o->measure, runtime::measureOptionTable(),
+                 {"min_repeat_ms", "slow_run_s", "build_timeout_s", "run_timeout_s", "flush_cache",
+                  "pin_threads"});
   sub->add_option("--warm-start", o->warmStart,
                   "Logs of other tasks the cost model learns from before tuning (repeatable)");
   sub->add_option("--log", o->log, "Tuning log (JSON lines; resumed if it exists)")

@@ -10,9 +10,19 @@
 //     thread 0. No thread can take another's share, so a late worker cannot leave the caller
 //     running the whole loop alone (the old dynamic chunking did, whenever a wake-up took a
 //     scheduler tick), and every thread gets work.
-//  4. The caller waits for the participants by spinning (yielding after a while, in case a
-//     participant shares its core), then returns.
+//  4. The caller waits for the participants by spinning, then returns.
+//  5. A spinning thread yields the core (sched_yield) when the thread it waits for, or that
+//     waits for it, runs on the same core: each thread publishes the CPU it last ran on.
+//     Linux sometimes leaves two of our threads on one core for the life of a process (both
+//     are always runnable, so it sees nothing to move). Before, each region then lasted a
+//     scheduler slice (~2 ms: a worker spun out its slice while the caller, runnable on the
+//     same core, waited), so a 10 µs region ran 200x slower, and a model at half speed in some
+//     processes and not in others. Yielding only then, not after any long spin: threads that
+//     yielded freely were put on one core more often beside a busy process.
 // Threads can be pinned to cores (setPinning), thread k to the k-th CPU the process may use.
+// wmtune pins while it times (measure, its measurement workers, run --bench) unless told not
+// to, which keeps our threads apart in the first place. benchmarks/bench_parallel.cpp under
+// `taskset -c 0` times the shared-core case.
 #include <wm/rt/abi.h>
 #include <wm/rt/parallel.h>
 
@@ -42,6 +52,9 @@ namespace {
 
 thread_local bool tInRegion = false;
 thread_local int tThreads = 0; // wm_set_caller_threads: this thread's regions (0: the pool's)
+
+/// Threads whose CPU is tracked (the caller and the first kTrackedCpus-1 workers).
+constexpr int kTrackedCpus = 64;
 
 int64_t nowMicros() {
   timespec ts;
@@ -75,13 +88,16 @@ struct AllowedCpus {
   }
 };
 
-/// Pins a thread to the k-th allowed CPU (wrapping).
+/// Pins a thread to the k-th allowed CPU (wrapping); k < 0: lets it run on all of them again.
 void pinTo(const AllowedCpus& cpus, pthread_t th, int k) {
   if (cpus.count == 0) return;
-  cpu_set_t one;
-  CPU_ZERO(&one);
-  CPU_SET(cpus.cpu[k % cpus.count], &one);
-  pthread_setaffinity_np(th, sizeof one, &one);
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (k < 0)
+    for (int i = 0; i < cpus.count; ++i) CPU_SET(cpus.cpu[i], &set);
+  else
+    CPU_SET(cpus.cpu[k % cpus.count], &set);
+  pthread_setaffinity_np(th, sizeof set, &set);
 }
 
 class Pool;
@@ -103,12 +119,19 @@ public:
   void setSpinMicros(int us) { spinUs_.store(us < 0 ? 0 : us, std::memory_order_relaxed); }
   int spinMicros() const { return spinUs_.load(std::memory_order_relaxed); }
 
+  /// on: the calling thread to the first allowed CPU, worker k to the (k+1)-th; off: undoes
+  /// that for the calling thread and the workers (threads the caller starts afterwards — an
+  /// OpenMP runtime's — inherit its mask, so a one-CPU mask must not outlive the timing).
   void setPinning(bool on) {
     Lock region(regionMu_);
+    if (!on && !pin_) return;
     pin_ = on;
-    if (!on) return;
-    pinTo(cpus_, pthread_self(), 0);
-    for (int i = 0; i < nWorkers_; ++i) pinTo(cpus_, workers_[i], i + 1);
+    pinTo(cpus_, pthread_self(), on ? 0 : -1);
+    for (int i = 0; i < nWorkers_; ++i) pinTo(cpus_, workers_[i], on ? i + 1 : -1);
+  }
+  bool pinning() {
+    Lock region(regionMu_);
+    return pin_;
   }
 
   void run(int64_t n, void (*fn)(int64_t, void*), void* closure) {
@@ -128,6 +151,7 @@ public:
     closure_ = closure;
     n_ = n;
     remaining_.store(t - 1, std::memory_order_relaxed);
+    noteCpu(0);
     seq_ += 1;
     // Publish: the generation word carries the thread count (seq_cst: ordered with the
     // sleepers_ load below and the workers' sleepers_ increment, so no wake-up is lost).
@@ -139,16 +163,16 @@ public:
     tInRegion = true;
     part(0, t);
     tInRegion = false;
-    int64_t t0 = nowMicros();
     for (int spins = 0; remaining_.load(std::memory_order_acquire) != 0; ++spins) {
       WM_PAUSE();
-      if ((spins & 1023) == 1023 && nowMicros() - t0 > 200) sched_yield();
+      if ((spins & 255) == 255 && sharesCore(t)) sched_yield();
     }
   }
 
 private:
   Pool() {
-    cpus_.read();                            // before anything is pinned
+    cpus_.read(); // before anything is pinned
+    for (auto& c : cpu_) c.store(-1, std::memory_order_relaxed);
     long hw = sysconf(_SC_NPROCESSORS_ONLN); // until the program says otherwise
     wanted_ = hw > 0 ? static_cast<int>(hw < 0xffff ? hw : 0xffff) : 1;
     if (const char* s = std::getenv("WM_SPIN_US")) spinUs_ = atoi(s) < 0 ? 0 : atoi(s);
@@ -184,6 +208,21 @@ private:
     return nWorkers_ < k ? nWorkers_ : k;
   }
 
+  /// Publishes the calling thread's CPU as thread `id`'s; returns it.
+  int noteCpu(int id) {
+    int c = sched_getcpu();
+    if (id < kTrackedCpus) cpu_[id].store(c, std::memory_order_relaxed);
+    return c;
+  }
+
+  /// Whether the caller runs on the core of one of the region's t-1 workers.
+  bool sharesCore(int t) {
+    int c = noteCpu(0);
+    for (int k = 1; k < t && k < kTrackedCpus; ++k)
+      if (cpu_[k].load(std::memory_order_relaxed) == c) return true;
+    return false;
+  }
+
   static void* threadMain(void* arg) {
     WorkerStart s = *static_cast<WorkerStart*>(arg);
     std::free(arg);
@@ -198,9 +237,10 @@ private:
 
   void loop(int id, uint64_t seen) {
     while (true) {
-      seen = waitForRegion(seen);
+      seen = waitForRegion(id, seen);
       int t = static_cast<int>(seen & 0xffff);
       if (id >= t) continue; // not needed in this region
+      noteCpu(id);
       tInRegion = true;
       part(id, t);
       tInRegion = false;
@@ -208,15 +248,19 @@ private:
     }
   }
 
-  /// The next generation word after `seen`: spin, then sleep.
-  uint64_t waitForRegion(uint64_t seen) {
+  /// The next generation word after `seen`: spin (yielding while on the caller's core), then
+  /// sleep.
+  uint64_t waitForRegion(int id, uint64_t seen) {
     int64_t t0 = nowMicros();
     int64_t budget = spinMicros();
     for (int spins = 0;; ++spins) {
       uint64_t g = gen_.load(std::memory_order_acquire);
       if (g != seen) return g;
       WM_PAUSE();
-      if ((spins & 255) == 255 && nowMicros() - t0 > budget) break;
+      if ((spins & 255) == 255) {
+        if (nowMicros() - t0 > budget) break;
+        if (noteCpu(id) == cpu_[0].load(std::memory_order_relaxed)) sched_yield();
+      }
     }
     Lock lk(mu_);
     sleepers_.fetch_add(1);
@@ -235,6 +279,7 @@ private:
   std::atomic<int> sleepers_{0};
   std::atomic<uint64_t> gen_{0};
   std::atomic<int> remaining_{0};
+  std::atomic<int> cpu_[kTrackedCpus] = {}; // the CPU thread k last saw itself on (0: caller)
   uint64_t seq_ = 0;
   bool pin_ = false;
   // the region (written before gen_ is published, read by participants after)
@@ -263,6 +308,9 @@ int numThreads() {
 }
 void setPinning(bool on) {
   Pool::get().setPinning(on);
+}
+bool pinning() {
+  return Pool::get().pinning();
 }
 void setSpinMicros(int us) {
   Pool::get().setSpinMicros(us);

@@ -56,7 +56,7 @@ public:
     std::memcpy(dst, src, static_cast<size_t>(bytes));
   }
   void synchronize() override {}
-  void pinThreads() override { rt::setPinning(true); }
+  void pinThreads(bool on) override { rt::setPinning(on); }
   void flushCache() override {
     if (flush_.empty()) flush_.assign(64 << 20, 0);
     for (size_t i = 0; i < flush_.size(); i += 64) flush_[i] = static_cast<char>(flush_[i] + 1);
@@ -198,7 +198,7 @@ MeasureResult ProgramRunner::run(const TaskData& task, BuiltProgram& program,
                                  const MeasureOptions& opts, const std::string& inject) {
   MeasureResult res;
   res.buildSeconds = program.buildSeconds;
-  if (opts.pinThreads) device_.pinThreads();
+  device_.pinThreads(opts.pinThreads);
   auto outs = outputsFor(device_, program.func);
   auto args = argsOf(task.inputs, outs);
   if (inject == "crash") std::raise(SIGSEGV);

@@ -11,8 +11,10 @@ namespace wm::rt {
 /// parallel region.
 void setNumThreads(int n);
 int numThreads();
-/// Pins the calling thread to the first CPU the process may use and worker k to the k-th.
+/// on: pins the calling thread to the first CPU the process may use and worker k to the
+/// (k+1)-th (wrapping); off: lets them run on every allowed CPU again.
 void setPinning(bool on);
+bool pinning();
 /// How long an idle worker spins on the next region before it sleeps (0: sleep at once).
 void setSpinMicros(int us);
 

@@ -42,8 +42,9 @@ public:
   virtual void synchronize() = 0;
   /// Evicts the device's caches (a large write), for timing cold runs.
   virtual void flushCache() = 0;
-  /// Pins the threads that run kernels to cores (where the device has such threads).
-  virtual void pinThreads() {}
+  /// Pins the threads that run kernels to cores, or lets them float again (where the device
+  /// has such threads).
+  virtual void pinThreads(bool /*on*/) {}
   /// Seconds per call of `number` calls of launch(), waiting for them: by the device's own
   /// clock where it has one (CUDA events), else empty, and the caller times the calls on the
   /// wall clock.

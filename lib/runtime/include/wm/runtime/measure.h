@@ -65,7 +65,7 @@ struct MeasureOptions {
   double maxSpread = 0.1;  ///< IQR / median above which the samples are taken again
   int retries = 2;         ///< at most this many times
   bool flushCache = false; ///< overwrite a large buffer before each sample (one call each)
-  bool pinThreads = false; ///< pin kernel threads to cores
+  bool pinThreads = true;  ///< pin kernel threads to cores while timing (rt/parallel.cpp says why)
   double buildTimeoutS = 15;
   double runTimeoutS = 10;
   double tolerance = 1e-3; ///< max relative error against the reference
