@@ -121,7 +121,7 @@ int main(int argc, char** argv) {
       {"empty region", 2, emptyBody, 20000, 0, ""},
       {"memory-bound a=b*s+c, 3x64 MiB", memChunks, memoryBody, 3, double(elems) * 12, "GB/s"},
       {"compute-bound FMA chains", 512, computeBody, 5, 512.0 * 512 * 256 * 2, "GFLOP/s"},
-      // a small kernel's region (a depthwise conv, a norm): ~10-20 µs of work in all
+      // a small kernel's region (a depthwise conv, a norm): 100-400 µs at 1 thread here
       {"short regions, 16 FMA chunks", 16, computeBody, 2000, 16.0 * 512 * 256 * 2, "GFLOP/s"}};
   std::printf("| loop | runtime | 1 thread | 2 threads | speed-up | rate (2 threads) |\n");
   std::printf("|---|---|---:|---:|---:|---:|\n");

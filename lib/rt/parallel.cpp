@@ -88,15 +88,16 @@ struct AllowedCpus {
   }
 };
 
-/// Pins a thread to the k-th allowed CPU (wrapping); k < 0: lets it run on all of them again.
+/// Pins a thread to the k-th allowed CPU; k < 0, or k past the allowed CPUs: lets it run on all
+/// of them (wrapping would put two threads on one core for good: the case step 5 is about).
 void pinTo(const AllowedCpus& cpus, pthread_t th, int k) {
   if (cpus.count == 0) return;
   cpu_set_t set;
   CPU_ZERO(&set);
-  if (k < 0)
+  if (k < 0 || k >= cpus.count)
     for (int i = 0; i < cpus.count; ++i) CPU_SET(cpus.cpu[i], &set);
   else
-    CPU_SET(cpus.cpu[k % cpus.count], &set);
+    CPU_SET(cpus.cpu[k], &set);
   pthread_setaffinity_np(th, sizeof set, &set);
 }
 

@@ -24,8 +24,8 @@ __attribute__((target("avx512f"))) inline double fmaLoop512(int64_t iters) {
 }
 
 // AVX2 has 16 vector registers: 24 chains (and x, y) would spill to the stack every iteration
-// and halve the figure (it read ~100 GFLOP/s on a Zen 3 whose kernels ran at 158); 12 chains
-// cover the FMA latency of two pipes and stay in registers.
+// and lower the figure (on a Zen 3 it read 121-170 GFLOP/s where 12 chains read 180-195, in
+// one run); 12 chains cover the FMA latency of two pipes and stay in registers.
 __attribute__((target("avx2,fma"))) inline double fmaLoop256(int64_t iters) {
   __m256 a[12];
   for (int i = 0; i < 12; ++i) a[i] = _mm256_set1_ps(1.0f + i * 1e-4f);

@@ -12,7 +12,8 @@ namespace wm::rt {
 void setNumThreads(int n);
 int numThreads();
 /// on: pins the calling thread to the first CPU the process may use and worker k to the
-/// (k+1)-th (wrapping); off: lets them run on every allowed CPU again.
+/// (k+1)-th (threads beyond the allowed CPUs are not pinned); off: lets them run on every
+/// allowed CPU again.
 void setPinning(bool on);
 bool pinning();
 /// How long an idle worker spins on the next region before it sleeps (0: sleep at once).
