@@ -15,9 +15,10 @@ using namespace wm::sched;
 namespace {
 
 // Rules of thumb for the tile sizes (elements of fp32). The register tile is rows x vectors
-// accumulators (16 of the 32 vector registers: enough independent FMAs to cover their
-// latency on two ports, and each loaded vector used by every row).
-constexpr int64_t kAccumulators = 16;      ///< vector accumulators of the register tile
+// accumulators: at most 16 (enough independent FMAs to cover their latency on two ports, and
+// each loaded vector used by every row), and with the loaded vectors and a broadcast within
+// the vector registers (maxRows).
+constexpr int64_t kAccumulators = 16;      ///< vector accumulators of the register tile, at most
 constexpr int64_t kVectorsPerRow = 4;      ///< vectors along the vector axis, innermost level
 constexpr int64_t kRowsPerCacheTile = 128; ///< register-reuse axis, both inner levels
 constexpr int64_t kColsPerCacheTile = 512; ///< vector axis, both inner levels
@@ -28,6 +29,16 @@ int64_t largestDivisorAtMost(int64_t n, int64_t limit) {
   for (int64_t d = std::min(n, std::max<int64_t>(limit, 1)); d > 1; --d)
     if (n % d == 0) return d;
   return 1;
+}
+
+// Rows of a register tile `vectors` vectors wide: rows x vectors accumulators, the vectors
+// loaded and one broadcast in the registers. With 32 registers (AVX-512) the 16-accumulator
+// cap decides (4 x 4); with 16 (AVX2) the registers do: 6 x 2, 2 x 4, 14 x 1. A 4 x 4 tile
+// spilled there: a 3x3 conv ran at 84 GFLOP/s against 165 with 4 x 2, GEMM 1024 at 77
+// against 120-139 with 6 x 2 (docs/search.md).
+int64_t maxRows(int64_t vectors, const target::Target& hw) {
+  int64_t inRegisters = (hw.vectorRegisters() - vectors - 1) / vectors;
+  return std::max<int64_t>(1, std::min(kAccumulators / vectors, inRegisters));
 }
 
 int64_t ceilDiv(int64_t a, int64_t b) {
@@ -47,6 +58,18 @@ int64_t tileLength(int64_t n, int64_t limit, int64_t step = 1) {
     if (static_cast<double>(ceilDiv(n, l) * l - n) <= kMaxPadding * static_cast<double>(n))
       return l;
   return d;
+}
+
+// The rows of a register tile, at most `limit`: the limit itself, or the longest length
+// under it, when its partial last tile pads the axis by at most kMaxPadding, before a
+// shorter divisor (GEMM 1024 on AVX2: 6 rows of 2 vectors, 12 accumulators, not 4 rows and 8:
+// 120-139 GFLOP/s against 88-94); else tileLength's choice.
+int64_t registerRows(int64_t n, int64_t limit) {
+  int64_t d = largestDivisorAtMost(n, limit);
+  for (int64_t l = std::min(n, limit); l > d; --l)
+    if (static_cast<double>(ceilDiv(n, l) * l - n) <= kMaxPadding * static_cast<double>(n))
+      return l;
+  return tileLength(n, limit);
 }
 
 bool mentions(const ir::Expr& e, const ir::VarNode* v) {
@@ -96,14 +119,14 @@ TilePlan planTiles(const ir::OperationNode& op, const target::Target& hw) {
   // last one partial.
   int64_t v3 = largestDivisorAtMost(ve, lanes);
   if (!vectorReads.empty() && ve % lanes == 0) {
-    // Vectors (up to kVectorsPerRow, dividing the extent) x rows (up to the accumulators)
-    // with the most FMAs per load: rows x vectors FMAs for rows + vectors loads (GEMM: 4 x 4;
+    // Vectors (up to kVectorsPerRow, dividing the extent) x rows (up to maxRows) with the
+    // most FMAs per load: rows x vectors FMAs for rows + vectors loads (AVX-512: GEMM 4 x 4;
     // a reuse axis of 7: 2 vectors x 7 rows, not 4 x 1; of 56 with 9 vectors: 3 x 4, not
-    // 1 x 14).
+    // 1 x 14. AVX2: GEMM 2 vectors x 6 rows).
     double best = 0;
     for (int64_t nv = kVectorsPerRow; nv >= 1; nv /= 2) {
       if ((ve / lanes) % nv) continue;
-      int64_t rows = reuse >= 0 ? tileLength(op.axes[reuse].extent, kAccumulators / nv) : 1;
+      int64_t rows = reuse >= 0 ? registerRows(op.axes[reuse].extent, maxRows(nv, hw)) : 1;
       double perLoad = static_cast<double>(rows * nv) / static_cast<double>(rows + nv);
       if (perLoad > best) {
         best = perLoad;
@@ -119,7 +142,7 @@ TilePlan planTiles(const ir::OperationNode& op, const target::Target& hw) {
   int64_t r3 = 1, r2 = 1;
   if (reuse >= 0) {
     int64_t re = op.axes[reuse].extent;
-    r3 = tileLength(re, kAccumulators / ceilDiv(v3, lanes));
+    r3 = registerRows(re, maxRows(ceilDiv(v3, lanes), hw));
     r2 = largestDivisorAtMost(ceilDiv(re, r3), std::min(kRowsPerCacheTile, re) / r3);
   }
   // Enough outer tiles for the parallel loop: give the cache tiles back first.

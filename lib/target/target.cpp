@@ -147,6 +147,11 @@ bool Target::fromJson(const std::string& text, Target* out, std::string* error) 
   }
 }
 
+int Target::vectorRegisters() const {
+  if (triple.rfind("aarch64", 0) == 0 || triple.rfind("arm64", 0) == 0) return 32;
+  return vectorBytes >= 64 ? 32 : 16;
+}
+
 Target makeCpuTarget(const CpuDescription& cpu, const TargetOptions& opts) {
   Target t;
   t.kind = Kind::Llvm;

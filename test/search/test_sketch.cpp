@@ -199,6 +199,41 @@ TEST_CASE("sampled schedules of a channels-last conv read its result back in blo
   CHECK(blocks == std::set<std::pair<int64_t, int64_t>>{{8, 7}, {16, 14}, {32, 14}});
 }
 
+TEST_CASE("the heuristic's register tile fits the target's vector registers", "[heuristic]") {
+  target::Target avx2 = target::ansorCpuDefaults(2);
+  avx2.vectorBytes = 32;
+  CHECK(avx2.vectorRegisters() == 16);
+  CHECK(target::ansorCpuDefaults(2).vectorRegisters() == 32);
+  // The innermost split lengths of the first multi-level tiled stage: {rows, vector lanes}.
+  auto registerTile = [](const std::string& spec, const target::Target& t) {
+    auto w = parseWorkload(spec);
+    auto steps = heuristicSchedule(SearchTask(w.dag, t));
+    REQUIRE(steps.has_value());
+    std::vector<int64_t> inner;
+    for (const auto& st : *steps)
+      if (auto* sp = std::get_if<sched::SplitStep>(&st))
+        if (sp->lengths.size() == 3 && inner.size() < 2) inner.push_back(sp->lengths.back());
+    REQUIRE(inner.size() == 2); // split innermost axis first: {vector lanes, rows}
+    return std::pair<int64_t, int64_t>{inner[1], inner[0]};
+  };
+  // AVX2: 6 rows x 2 vectors (12 accumulators, 2 loaded vectors, a broadcast: 15 of 16; the
+  // last row tile of 1024 is partial) where AVX-512 keeps 4 x 4 of its 32.
+  CHECK(registerTile("gemm:M=1024,N=1024,K=1024", avx2) == std::pair<int64_t, int64_t>{6, 16});
+  CHECK(registerTile("gemm:M=1024,N=1024,K=1024", target::ansorCpuDefaults(2)) ==
+        std::pair<int64_t, int64_t>{4, 64});
+  for (const char* spec :
+       {"gemm:M=256,N=256,K=256", "gemm:M=197,N=384,K=384", "batch_matmul:B=2,M=64,N=197,K=64",
+        "conv2d_cl_bias_relu:C=64,H=56,W=56,K=64,R=3,S=3,pad=1",
+        "conv2d_cl_bias_relu:C=256,H=7,W=7,K=512,R=3,S=3,pad=1",
+        "conv2d_cl_bias_relu:C=128,H=28,W=28,K=128,R=3,S=3,pad=1"}) {
+    INFO(spec);
+    auto [rows, lanes] = registerTile(spec, avx2);
+    int64_t vectors = (lanes + 7) / 8;
+    CHECK(rows * vectors + vectors + 1 <= 16);
+    CHECK(rows * vectors >= 7); // enough accumulators to cover the FMA latency
+  }
+}
+
 TEST_CASE("the heuristic schedule of every operator is tiled and computes the reference result",
           "[heuristic]") {
   Rng rng(5);

@@ -50,6 +50,9 @@ struct Target {
   GpuLimits gpu;    ///< meaningful when kind is Cuda
 
   bool isGpu() const { return kind == Kind::Cuda; }
+  /// Vector registers of a CPU, from its triple and vector width (x86-64: 32 with AVX-512,
+  /// else 16; AArch64: 32): what a register tile of accumulators must fit in.
+  int vectorRegisters() const;
   /// The identity stored in tuning-log records: "llvm -mcpu=znver4 -num-cores=2" (with
   /// "-mattr=..." when features were given). Records with another key are another target's.
   std::string key() const;
