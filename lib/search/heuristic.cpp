@@ -145,18 +145,50 @@ TilePlan planTiles(const ir::OperationNode& op, const target::Target& hw) {
     r3 = registerRows(re, maxRows(ceilDiv(v3, lanes), hw));
     r2 = largestDivisorAtMost(ceilDiv(re, r3), std::min(kRowsPerCacheTile, re) / r3);
   }
-  // Enough outer tiles for the parallel loop: give the cache tiles back first.
+  // When the reuse axis is whole in the cache tile, the other spatial axes the vectorized
+  // input does not depend on join it, outer ones last, up to kRowsPerCacheTile rows in all (a
+  // channels-last conv's output rows beside its columns: each loaded weight vector then serves
+  // every output of a 7 x 7 plane, where one row at a time read the weights 7 times).
+  std::vector<int64_t> extra(static_cast<size_t>(n), 1);
+  bool anyExtra = false;
+  if (reuse >= 0 && r2 * r3 >= op.axes[reuse].extent) {
+    int64_t rows = op.axes[reuse].extent;
+    for (int d = reuse - 1; d >= 0; --d) {
+      if (d == v || op.axes[d].extent <= 1) continue;
+      bool used = false;
+      for (const auto& idx : vectorReads)
+        for (const auto& e : idx) used |= mentions(e, op.axes[d].var.node());
+      if (used) continue;
+      extra[d] = largestDivisorAtMost(op.axes[d].extent, kRowsPerCacheTile / rows);
+      rows *= extra[d];
+      anyExtra |= extra[d] > 1;
+    }
+  }
+  // Enough outer tiles for the parallel loop: give the cache tiles back first (with such extra
+  // rows the vector axis's first: each thread then reads its own part of the weights once).
   auto outer = [&] {
     int64_t deg = 1;
     for (int d = 0; d < n; ++d) {
-      int64_t inner = d == v ? v2 * v3 : d == reuse ? r2 * r3 : 1;
+      int64_t inner = d == v ? v2 * v3 : d == reuse ? r2 * r3 : extra[d];
       deg *= ceilDiv(op.axes[d].extent, inner);
     }
     return deg;
   };
+  auto shrinkExtra = [&] {
+    for (int d = 0; d < n; ++d) // the outermost first
+      if (extra[d] > 1) {
+        extra[d] = largestDivisorAtMost(extra[d], extra[d] / 2);
+        return true;
+      }
+    return false;
+  };
   int64_t want = 4 * int64_t(hw.cores);
   while (outer() < want) {
-    if (r2 > 1)
+    if (anyExtra && v2 > 1)
+      v2 = largestDivisorAtMost(v2, v2 / 2);
+    else if (shrinkExtra())
+      continue;
+    else if (r2 > 1)
       r2 = largestDivisorAtMost(r2, r2 / 2);
     else if (v2 > 1)
       v2 = largestDivisorAtMost(v2, v2 / 2);
@@ -167,6 +199,8 @@ TilePlan planTiles(const ir::OperationNode& op, const target::Target& hw) {
   }
   p.spatial[v] = {1, v2, v3};
   if (reuse >= 0) p.spatial[reuse] = {1, r2, r3};
+  for (int d = 0; d < n; ++d)
+    if (extra[d] > 1) p.spatial[d] = {1, extra[d], 1};
   // Reductions: the innermost axes whole while they fit (kernel windows), then a block.
   p.reduce.assign(op.reduceAxes.size(), 1);
   int64_t budget = kReducePerTile;

@@ -71,6 +71,10 @@ const OptionTable<TuneOptions>& tuneOptionTable() {
        &T::trials, 1, 1e9},
       {"per_round", "--per-round", "Measurements per round (capped by trials / tasks)",
        &T::perRound, 1, 1e9},
+      {"warmup_trials", "--warmup-trials",
+       "Measurements of each task's first round (0: --per-round); the task scheduler spends the "
+       "rest",
+       &T::warmupTrials, 0, 1e9},
       {"strategy", "--strategy", "Task scheduler", &T::strategy, {"gradient", "round-robin"}},
       {"alpha", "--alpha", "Task scheduler: weight of the backward gradient", &T::alpha, 0, 1},
       {"beta", "--beta", "Task scheduler: forward gradient bound factor", &T::beta, 0, 1e9},
@@ -203,6 +207,7 @@ TuneSummary tune(std::vector<TuneTask>& tasks, const TuneOptions& opts, runtime:
     if (ti < 0) break;
     auto& t = st[ti];
     int k = std::min(perRound, opts.trials - total);
+    if (t.bestHistory.empty() && opts.warmupTrials > 0) k = std::min(k, opts.warmupTrials);
     std::sort(t.good.begin(), t.good.end(), [](auto& a, auto& b) { return a.cost < b.cost; });
     std::vector<std::vector<sched::Step>> bestSteps;
     for (auto& g : t.good) bestSteps.push_back(g.steps);

@@ -299,11 +299,18 @@ TEST_CASE("the heuristic schedule of every operator is tiled and computes the re
   INFO(vjson);
   CHECK(vjson.find("197,[1,1,16]") != std::string::npos);
   // A channels-last conv with 7-wide rows: the output channels are the vector axis, 2 vectors
-  // (32 lanes) x 7 rows fill 14 accumulators where 4 vectors would leave 1 row.
+  // (32 lanes) x 7 rows fill 14 accumulators where 4 vectors would leave 1 row. The whole 7 x 7
+  // plane is one cache tile (each weight vector serves 49 outputs), so the parallel loop runs
+  // over the output channels: 8 cache tiles of 64, each thread reading its own weights.
   std::string cjson = heuristicJson("conv2d_cl_bias_relu:C=256,H=7,W=7,K=512,R=3,S=3,pad=1");
   INFO(cjson);
-  CHECK(cjson.find("512,[1,8,32]") != std::string::npos); // K: 2 vectors, 8 of them per cache tile
+  CHECK(cjson.find("512,[1,2,32]") != std::string::npos); // K: 2 vectors, 2 of them per cache tile
   CHECK(cjson.find("7,[1,1,7]") != std::string::npos);    // the row: 7 registers
+  CHECK(cjson.find("7,[1,7,1]") != std::string::npos);    // the rows: all 7 in the cache tile
+  // A GEMM has no such axis: its cache tiles are unchanged (above); a 56 x 56 plane with 128
+  // rows a cache tile keeps 2 output rows of 56 in it.
+  CHECK(heuristicJson("conv2d_cl_bias_relu:C=64,H=56,W=56,K=64,R=3,S=3,pad=1")
+            .find("56,[1,2,1]") != std::string::npos);
   // the epilogue reads the [N, H, W, K] result back to NCHW in 16 (K) x 7 (W) blocks
   CHECK(cjson.find("512,[16]") != std::string::npos);
   CHECK(cjson.find("7,[7]") != std::string::npos);

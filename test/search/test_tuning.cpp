@@ -137,6 +137,52 @@ TEST_CASE("with a fixed seed and a mock measurer two runs propose the same candi
   CHECK(distinct.size() == a.size()); // nothing measured twice
 }
 
+TEST_CASE("warm-up rounds of warmup_trials, then rounds of per_round where the scheduler says",
+          "[tune]") {
+  std::string path = tempPath("warmup.jsonl");
+  std::remove(path.c_str());
+  std::vector<TuneTask> tasks;
+  for (const char* spec : {"gemm:M=64,N=64,K=64", "gemm:M=48,N=64,K=32", "gemm:M=32,N=32,K=32"}) {
+    auto w = parseWorkload(spec);
+    tasks.push_back({w.canonical, SearchTask(w.dag, target::ansorCpuDefaults(2))});
+  }
+  TuneOptions o;
+  o.trials = 40;
+  o.perRound = 8;
+  o.warmupTrials = 2;
+  o.remeasureTop = 0;
+  o.evolution.population = 64;
+  MockMeasurer m;
+  auto model = costmodel::makeRandomModel(3);
+  TuningLog log(path, TuningLog::Mode::Append);
+  auto sum = tune(tasks, o, m, *model, log, "random");
+  // The log in runs of one task: three warm-up runs of 2, one per task, then whole rounds of 8
+  // (a task picked twice in a row makes one run of 16), the budget's last 2 a short round.
+  std::vector<std::pair<std::string, int>> runs;
+  for (auto& r : log.records()) {
+    if (runs.empty() || runs.back().first != r.task) runs.push_back({r.task, 0});
+    ++runs.back().second;
+  }
+  std::remove(path.c_str());
+  REQUIRE(runs.size() >= 4);
+  std::set<std::string> warm;
+  for (int i = 0; i < 3; ++i) {
+    CHECK(runs[i].second == 2);
+    warm.insert(runs[i].first);
+  }
+  CHECK(warm.size() == 3);
+  int later = 0;
+  for (size_t i = 3; i < runs.size(); ++i) {
+    later += runs[i].second;
+    if (i + 1 < runs.size()) CHECK(runs[i].second % 8 == 0);
+  }
+  CHECK(later == 34);
+  CHECK(runs.back().second % 8 == 2);
+  int trials = 0;
+  for (auto& t : sum.tasks) trials += t.trials;
+  CHECK(trials == 40);
+}
+
 // A measurer whose first measurement of a state is optimistic: only a re-measure shows its real
 // cost (what a lucky sample or a lost thread does to a real timing).
 class LuckyFirstMeasurer : public runtime::Measurer {

@@ -37,6 +37,9 @@ std::vector<TuneTask> makeTuneTasks(const std::vector<TaskSource>& sources,
 struct TuneOptions {
   int trials = 64;   ///< total measurements over all tasks, records already in the log included
   int perRound = 64; ///< per round, capped by trials / tasks
+  /// Measurements of each task's first (warm-up) round, at most perRound; 0: perRound. Small,
+  /// the gradient strategy moves the rest of the budget to the tasks that gain most.
+  int warmupTrials = 0;
   std::string strategy = "gradient"; ///< or "round-robin"
   double alpha = 0.2;                ///< weight of the backward gradient
   double beta = 2.0;                 ///< forward gradient bound factor
