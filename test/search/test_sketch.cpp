@@ -309,8 +309,8 @@ TEST_CASE("the heuristic schedule of every operator is tiled and computes the re
   CHECK(cjson.find("7,[1,7,1]") != std::string::npos);    // the rows: all 7 in the cache tile
   // A GEMM has no such axis: its cache tiles are unchanged (above); a 56 x 56 plane with 128
   // rows a cache tile keeps 2 output rows of 56 in it.
-  CHECK(heuristicJson("conv2d_cl_bias_relu:C=64,H=56,W=56,K=64,R=3,S=3,pad=1")
-            .find("56,[1,2,1]") != std::string::npos);
+  CHECK(heuristicJson("conv2d_cl_bias_relu:C=64,H=56,W=56,K=64,R=3,S=3,pad=1").find("56,[1,2,1]") !=
+        std::string::npos);
   // the epilogue reads the [N, H, W, K] result back to NCHW in 16 (K) x 7 (W) blocks
   CHECK(cjson.find("512,[16]") != std::string::npos);
   CHECK(cjson.find("7,[7]") != std::string::npos);
