@@ -63,13 +63,13 @@ int64_t tileLength(int64_t n, int64_t limit, int64_t step = 1) {
 // The rows of a register tile, at most `limit`: the limit itself, or the longest length
 // under it, when its partial last tile pads the axis by at most kMaxPadding, before a
 // shorter divisor (GEMM 1024 on AVX2: 6 rows of 2 vectors, 12 accumulators, not 4 rows and 8:
-// 120-139 GFLOP/s against 88-94); else tileLength's choice.
+// 120-139 GFLOP/s against 88-94); else the largest divisor.
 int64_t registerRows(int64_t n, int64_t limit) {
   int64_t d = largestDivisorAtMost(n, limit);
   for (int64_t l = std::min(n, limit); l > d; --l)
     if (static_cast<double>(ceilDiv(n, l) * l - n) <= kMaxPadding * static_cast<double>(n))
       return l;
-  return tileLength(n, limit);
+  return d;
 }
 
 bool mentions(const ir::Expr& e, const ir::VarNode* v) {
@@ -103,14 +103,16 @@ TilePlan planTiles(const ir::OperationNode& op, const target::Target& hw) {
         if (!r->indices.empty() && mentions(r->indices.back(), vv))
           vectorReads.push_back(r->indices);
     });
-  int reuse = -1;
-  for (int d = n - 1; d >= 0 && reuse < 0; --d) {
-    if (d == v || op.axes[d].extent <= 1) continue;
+  // Whether an index of the vectorized input mentions axis d.
+  auto readsAlong = [&](int d) {
     bool used = false;
     for (const auto& idx : vectorReads)
       for (const auto& e : idx) used |= mentions(e, op.axes[d].var.node());
-    if (!used) reuse = d;
-  }
+    return used;
+  };
+  int reuse = -1;
+  for (int d = n - 1; d >= 0 && reuse < 0; --d)
+    if (d != v && op.axes[d].extent > 1 && !readsAlong(d)) reuse = d;
   int64_t lanes = std::max(1, hw.vectorBytes / 4);
   int64_t ve = op.axes[v].extent;
   // Whole vectors when the extent allows and an input is read contiguously along the axis
@@ -154,11 +156,7 @@ TilePlan planTiles(const ir::OperationNode& op, const target::Target& hw) {
   if (reuse >= 0 && r2 * r3 >= op.axes[reuse].extent) {
     int64_t rows = op.axes[reuse].extent;
     for (int d = reuse - 1; d >= 0; --d) {
-      if (d == v || op.axes[d].extent <= 1) continue;
-      bool used = false;
-      for (const auto& idx : vectorReads)
-        for (const auto& e : idx) used |= mentions(e, op.axes[d].var.node());
-      if (used) continue;
+      if (d == v || op.axes[d].extent <= 1 || readsAlong(d)) continue;
       extra[d] = largestDivisorAtMost(op.axes[d].extent, kRowsPerCacheTile / rows);
       rows *= extra[d];
       anyExtra |= extra[d] > 1;
