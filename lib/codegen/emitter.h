@@ -14,6 +14,7 @@
 // How to add a target: docs/contributing.md ("A target").
 #pragma once
 
+#include <wm/ir/simplify.h>
 #include <wm/lower/lower.h>
 
 #include <llvm/IR/IRBuilder.h>
@@ -134,10 +135,14 @@ private:
   llvm::Value* castOp(ir::DType from, ir::DType to, llvm::Value* v, bool vec);
   llvm::Value* callOp(const ir::CallNode* n, bool vec);
   bool tryVectorLoop(const lower::ForNode* n);
+  void vectorStores(const std::vector<const lower::StoreNode*>& stores);
+  bool inBoundsLocal(const ir::Buffer& buf, const std::vector<ir::Expr>& indices);
   bool unrolledAsVector(const lower::ForNode* n);
 
   int speculative_ = 0;
   int64_t unrollBudget_ = 0;
+  ir::VarBounds bounds_;        ///< the serial loops around (and the lane variable)
+  llvm::Value* mask_ = nullptr; ///< the lanes a guarded vector loop runs (null: all)
   struct Lane {
     const ir::VarNode* var = nullptr;
     int64_t width = 0;

@@ -10,13 +10,15 @@
 //
 // Guards of one body that give the same condition share one test. The else branch keeps every
 // guard and may be unswitched again at a deeper loop (the partial tile's inner loops), at most
-// kMaxDepth times on a path, so the code grows linearly. A guard is hoisted only where its
-// condition depends on the loop's own variable (else a loop further out tests it), only when
-// e splits into outer and inner terms (no term mixes both), and not when the test can never be
+// kMaxDepth times on a path, so the code grows linearly. At the outermost unswitched loop, two
+// distinct tests (a tile partial along its rows, along its columns) get a copy per outcome,
+// so a tile partial along one axis runs the other axis without guards. A guard is hoisted only
+// where its condition depends on the loop's own variable (else a loop further out tests it), only
+// when e splits into outer and inner terms (no term mixes both), and not when the test can never be
 // true. A guard with no inner term (a partial tile's rows above a vectorized loop) is tested
 // as it is, once instead of on every inner iteration. Vectorized and unrolled loops are not
-// unswitched (their body is one lane or one copy). The fast branch lets the code generator emit the
-// full tiles' vectorized loops as vector code (it leaves guarded ones to LLVM's loop vectorizer).
+// unswitched (their body is one lane or one copy). The fast branch lets the code generator emit
+// the full tiles' vectorized loops as plain vector code (guarded ones become masked vectors).
 #include <wm/ir/printer.h>
 #include <wm/ir/simplify.h>
 #include <wm/ir/visitor.h>
@@ -33,7 +35,8 @@ using namespace wm::ir;
 
 namespace {
 
-constexpr int kMaxDepth = 3; ///< unswitched loops on one path (else branches nested)
+constexpr int kMaxDepth = 3;        ///< unswitched loops on one path (else branches nested)
+constexpr size_t kMaxTreeTests = 2; ///< tests unswitched one by one (a copy per outcome)
 
 // e as a signed sum of terms (Add/Sub trees flattened).
 void terms(const Expr& e, bool negate, std::vector<std::pair<Expr, bool>>* out) {
@@ -49,7 +52,8 @@ void terms(const Expr& e, bool negate, std::vector<std::pair<Expr, bool>>* out) 
 // order met) and, per if statement, which of its conjuncts they make true.
 struct Hoist {
   std::vector<Expr> tests;
-  std::map<const IfThenElseNode*, std::set<size_t>> drops;
+  /// Per if statement: its conjunct (index) -> the test that decides it (index into tests).
+  std::map<const IfThenElseNode*, std::map<size_t, size_t>> drops;
   bool exact = true; ///< every dropped conjunct is its test (no inner term)
 };
 
@@ -90,9 +94,9 @@ private:
         Expr t = test(cs[i], &exact);
         if (!t.defined()) continue;
         h_.exact &= exact;
-        std::string key = ir::toString(t);
-        if (keys_.insert(key).second) h_.tests.push_back(t);
-        h_.drops[n].insert(i);
+        auto [it, fresh] = keys_.emplace(ir::toString(t), h_.tests.size());
+        if (fresh) h_.tests.push_back(t);
+        h_.drops[n][i] = it->second;
       }
       visit(n->then);
       visit(n->otherwise);
@@ -159,14 +163,17 @@ private:
   const VarBounds& outer_;
   VarBounds inner_;
   Hoist h_;
-  std::set<std::string> keys_;
+  std::map<std::string, size_t> keys_; ///< a test's text -> its index
 };
 
 // The body with the hoisted conjuncts of its guards decided: removed where they hold, the
 // guard's else branch where they do not.
 class DropGuards : public StmtMutator {
 public:
-  DropGuards(const Hoist& h, bool hold) : h_(h), hold_(hold) {}
+  /// hold: the tests in `held` (all when empty) hold and their conjuncts go; otherwise every
+  /// hoisted guard fails and its else branch stays.
+  DropGuards(const Hoist& h, bool hold, std::set<size_t> held = {})
+      : h_(h), hold_(hold), held_(std::move(held)) {}
   Stmt mutateIfThenElse(const IfThenElseNode* op, const Stmt& self) override {
     auto it = h_.drops.find(op);
     if (it == h_.drops.end()) return StmtMutator::mutateIfThenElse(op, self);
@@ -174,8 +181,11 @@ public:
     std::vector<Expr> cs;
     conjuncts(op->cond, &cs);
     Expr rest;
-    for (size_t i = 0; i < cs.size(); ++i)
-      if (!it->second.count(i)) rest = rest.defined() ? (rest && cs[i]) : cs[i];
+    for (size_t i = 0; i < cs.size(); ++i) {
+      auto d = it->second.find(i);
+      bool drop = d != it->second.end() && (held_.empty() || held_.count(d->second));
+      if (!drop) rest = rest.defined() ? (rest && cs[i]) : cs[i];
+    }
     Stmt t = mutate(op->then);
     if (!rest.defined()) return t.defined() ? t : makeSeq({});
     Stmt e = mutate(op->otherwise);
@@ -185,6 +195,7 @@ public:
 private:
   const Hoist& h_;
   bool hold_;
+  std::set<size_t> held_;
 };
 
 class HoistGuards : public StmtMutator {
@@ -210,7 +221,32 @@ public:
         Stmt fast = mutate(DropGuards(h, true).mutate(inner));
         if (!fast.defined()) fast = makeSeq({});
         Stmt s = fast;
-        if (test.defined()) {
+        std::vector<size_t> open; // the tests that are not always true
+        std::set<size_t> always;
+        for (size_t i = 0; i < h.tests.size(); ++i) {
+          if (isConstInt(h.tests[i]))
+            always.insert(i);
+          else
+            open.push_back(i);
+        }
+        // A copy of the body where the tests in `held` hold (their guards dropped), unswitched
+        // again further in.
+        auto partial = [&](std::set<size_t> held) {
+          held.insert(always.begin(), always.end());
+          ++depth_;
+          Stmt r = mutate(DropGuards(h, true, held).mutate(inner));
+          --depth_;
+          return r.defined() ? r : makeSeq({});
+        };
+        if (open.size() == kMaxTreeTests && depth_ == 0) {
+          // Two tests (a tile partial along rows, along columns): one copy for each outcome,
+          // so a tile partial along one axis keeps the other axis's fast code.
+          ++depth_;
+          Stmt slow = mutate(inner);
+          --depth_;
+          s = makeIf(h.tests[open[0]], makeIf(h.tests[open[1]], fast, partial({open[0]})),
+                     makeIf(h.tests[open[1]], partial({open[1]}), slow));
+        } else if (test.defined()) {
           // One exact test: where it fails, every guard it decides fails too.
           Stmt slow;
           if (h.exact && h.tests.size() == 1) {

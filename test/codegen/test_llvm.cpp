@@ -397,6 +397,45 @@ TEST_CASE("a vectorized load with lanes 2 or 3 elements apart is one masked span
   }
 }
 
+TEST_CASE("a vectorized loop under a partial tile's guard is masked vector code", "[llvm][asm]") {
+  // y = 2 x^T with the vectorized axis split by 8 where 8 does not divide it: the last tile's
+  // lanes run past the edge. Vectorized along y's columns (13: stores contiguous and masked,
+  // loads 37 apart, lane by lane with clamped indices) and along y's rows (37: loads
+  // contiguous and masked, stores 13 apart, each under its lane's bit). Before, LLVM's loop
+  // vectorizer got these loops and left them scalar.
+  auto x = ir::placeholder("x", {13, 37});
+  auto y = ir::compute("y", "", {37, 13},
+                       [&](auto& ax) { return ir::at(x, ax[1], ax[0]) * ir::floatImm(2.0); });
+  ir::ComputeDAG dag({y});
+  auto inputs = ir::randomInputs(dag, 3);
+  auto expect = ir::evaluateOutputs(dag, inputs);
+  struct Case {
+    const char* steps;
+    const char* contains;
+  };
+  for (const Case& c :
+       {Case{R"([["SP",1,1,13,[8],1],["AN",1,2,"vectorize"]])", "masked.store"},
+        Case{R"([["SP",1,0,37,[8],1],["RE",1,[0,2,1]],["AN",1,2,"vectorize"]])", "masked.load"}}) {
+    INFO(c.steps);
+    std::vector<sched::Step> steps;
+    std::string err;
+    REQUIRE(sched::stepsFromJson(c.steps, &steps, &err));
+    auto r = sched::replay(dag, steps);
+    REQUIRE(r.error.empty());
+    auto f = lower::lower(r.state);
+    INFO(lower::toString(f));
+    for (auto cpu : {"x86-64-v4", "haswell"}) {
+      INFO(cpu);
+      auto target = codegen::resolveTarget({"llvm", cpu, "", 2});
+      std::string raw = codegen::emit(f, target, codegen::EmitKind::LlvmIr, false);
+      CHECK_THAT(raw, Catch::Contains(c.contains) && Catch::Contains("<8 x float>"));
+      if (!hostRuns(cpu)) continue;
+      auto got = runJit(*codegen::JitKernel::compile(f, target), f, inputs);
+      CHECK(ir::maxRelativeError(got[0], expect[0]) == 0);
+    }
+  }
+}
+
 TEST_CASE("parallel loops run on the thread pool", "[llvm][parallel]") {
   rt::setNumThreads(2);
   auto w = parseWorkload("gemm:M=64,N=32,K=16");

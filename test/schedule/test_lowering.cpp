@@ -160,6 +160,55 @@ TEST_CASE("guards of partial tiles are hoisted out of the full tiles", "[lowerin
   CHECK(ir::maxRelativeError(lower::runLowered(f, inputs)[0], expect[0]) <= 1e-5);
 }
 
+TEST_CASE("a tile partial along its rows or its columns keeps the other axis unguarded",
+          "[lowering]") {
+  // 197 rows in tiles of 20, 70 columns in tiles of 16: the two tests get a copy per outcome.
+  // The tiles partial along rows only run their columns without guards (plain vectors), and
+  // those partial along columns only run their rows without guards.
+  auto w = parseWorkload("gemm:M=197,N=70,K=16");
+  std::vector<sched::Step> steps;
+  std::string err;
+  REQUIRE(sched::stepsFromJson(
+      R"([["CHW",2,"local"],["SP",2,2,16,[16],1],["SP",2,1,70,[1,1,16],1],)"
+      R"(["SP",2,0,197,[1,5,4],1],["RE",2,[0,4,1,5,8,2,6,9,3,7]],["FSP",3,1,2,2],)"
+      R"(["FSP",3,0,3,2],["RE",3,[0,3,1,4,2,5]],["CA",2,3,3],)"
+      R"(["PR",2,0,"auto_unroll_max_step",64],["AN",2,9,"vectorize"],["FU",3,[0,1,2,3]],)"
+      R"(["AN",3,0,"parallel"],["AN",3,2,"vectorize"]])",
+      &steps, &err));
+  INFO(err);
+  auto r = sched::replay(w.dag, steps);
+  REQUIRE(r.error.empty());
+  auto f = lower::lower(r.state);
+  std::string text = lower::toString(f);
+  INFO(text);
+  const std::string rows = "if i.0@j.0@i.1@j.1 / 5 * 20 < 178\n",
+                    cols = "if i.0@j.0@i.1@j.1 % 5 * 16 < 55\n";
+  const std::string rowGuard = "if i.0@j.0@i.1@j.1 / 5 * 20 + i.",
+                    colGuard = "if i.0@j.0@i.1@j.1 % 5 * 16 + j.";
+  // if rows { if cols {full} else {columns partial} } else { if cols {rows partial} else ... }
+  size_t r0 = text.find("\n  " + rows), c0 = text.find("\n    " + cols, r0);
+  size_t e0 = text.find("\n    else\n", c0), e1 = text.find("\n  else\n", e0);
+  size_t c1 = text.find("\n    " + cols, e1), e2 = text.find("\n    else\n", c1);
+  REQUIRE(r0 != std::string::npos);
+  REQUIRE(c0 != std::string::npos);
+  REQUIRE(e0 != std::string::npos);
+  REQUIRE(e1 != std::string::npos);
+  REQUIRE(c1 != std::string::npos);
+  REQUIRE(e2 != std::string::npos);
+  std::string full = text.substr(c0, e0 - c0), colsPartial = text.substr(e0, e1 - e0);
+  std::string rowsPartial = text.substr(c1, e2 - c1), both = text.substr(e2);
+  CHECK(full.find(rowGuard) == std::string::npos);
+  CHECK(full.find(colGuard) == std::string::npos);
+  CHECK(colsPartial.find(rowGuard) == std::string::npos);
+  CHECK_THAT(colsPartial, Catch::Contains(colGuard));
+  CHECK(rowsPartial.find(colGuard) == std::string::npos);
+  CHECK_THAT(rowsPartial, Catch::Contains(rowGuard));
+  CHECK_THAT(both, Catch::Contains(rowGuard) && Catch::Contains(colGuard));
+  auto inputs = ir::randomInputs(w.dag, 7);
+  auto expect = ir::evaluateOutputs(w.dag, inputs);
+  CHECK(ir::maxRelativeError(lower::runLowered(f, inputs)[0], expect[0]) <= 1e-5);
+}
+
 TEST_CASE("a padding stage's loops are split where its condition turns: the interior copies "
           "without a select",
           "[lowering]") {
