@@ -180,6 +180,57 @@ TEST_CASE("Gemm with transB and a constant B: B is stored transposed and the res
   CHECK(ir::maxRelativeError(got.at(p.outputs[1]), want2) < 1e-5);
 }
 
+TEST_CASE("a constant MatMul/Gemm weight is packed in column blocks, and the result is unchanged",
+          "[onnx]") {
+  GraphBuilder b;
+  b.input("x", {1, 7, 24});
+  b.input("x2", {5, 24});
+  auto w = b.weight("w", {24, 48});   // K x N: packed [3, 24, 16]
+  auto w2 = b.weight("w2", {24, 32}); // Gemm with a bias: packed [2, 24, 16]
+  auto bias = b.weight("bias", {32});
+  b.weight("w3", {24, 40}); // 40 columns: no whole blocks, ONNX's layout
+  b.input("z", {24, 48});   // not constant
+  b.node("MatMul", {"x", "w"}, {"y"});
+  b.node("Gemm", {"x2", "w2", "bias"}, {"y2"});
+  b.node("MatMul", {"x", "w3"}, {"y3"});
+  b.node("MatMul", {"x", "z"}, {"y4"});
+  for (const char* o : {"y", "y2", "y3", "y4"}) b.output(o);
+  Program p = buildProgram(b.g);
+  REQUIRE(p.numWeightsPacked == 2);
+  REQUIRE(p.nodes.size() == 4);
+  CHECK(p.nodes[0].node.weightBlock == kWeightBlock);
+  CHECK(p.nodes[1].node.weightBlock == kWeightBlock);
+  CHECK(p.nodes[2].node.weightBlock == 0);
+  CHECK(p.nodes[3].node.weightBlock == 0);
+  const PValue& wp = p.values.at(p.nodes[0].inputs.at(1));
+  REQUIRE(wp.constant);
+  CHECK(wp.shape == ir::Shape{3, 24, 16});
+  // wp[n / 16 = 2][k = 5][n % 16 = 3] = w[k = 5][n = 35]
+  CHECK(wp.constant->values()[(2 * 24 + 5) * 16 + 3] == w.values()[5 * 48 + 35]);
+
+  Rng rng(4);
+  auto x = ir::NDArray::random(ir::DType::F32, {1, 7, 24}, rng);
+  auto x2 = ir::NDArray::random(ir::DType::F32, {5, 24}, rng);
+  auto z = ir::NDArray::random(ir::DType::F32, {24, 48}, rng);
+  ModelPlan plan = planModel(p);
+  auto got = interpretPlan(p, plan, {x, x2, z});
+  ir::NDArray want(ir::DType::F32, {1, 7, 48}), want2(ir::DType::F32, {5, 32});
+  for (int64_t i = 0; i < 7; ++i)
+    for (int64_t n = 0; n < 48; ++n) {
+      double s = 0;
+      for (int64_t k = 0; k < 24; ++k) s += x.values()[i * 24 + k] * w.values()[k * 48 + n];
+      want.set(i * 48 + n, s);
+    }
+  for (int64_t i = 0; i < 5; ++i)
+    for (int64_t n = 0; n < 32; ++n) {
+      double s = bias.values()[n];
+      for (int64_t k = 0; k < 24; ++k) s += x2.values()[i * 24 + k] * w2.values()[k * 32 + n];
+      want2.set(i * 32 + n, s);
+    }
+  CHECK(ir::maxRelativeError(got.at(p.outputs[0]), want) < 1e-5);
+  CHECK(ir::maxRelativeError(got.at(p.outputs[1]), want2) < 1e-5);
+}
+
 TEST_CASE("a constant Conv weight is stored channels-last where the output rows are not whole "
           "vectors, and the result is unchanged",
           "[onnx]") {

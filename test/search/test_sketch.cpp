@@ -234,6 +234,40 @@ TEST_CASE("the heuristic's register tile fits the target's vector registers", "[
   }
 }
 
+TEST_CASE("the heuristic's register tile over a packed weight is exactly one block wide",
+          "[heuristic]") {
+  // C[i, j] = sum_k A[i, k] B[j / 16, k, j % 16] (a MatMul weight packed by the frontend):
+  // the innermost tile of j is the block, on AVX2 (2 vectors, where GEMM gets 2 as well) and
+  // on AVX-512 (1 vector, where GEMM gets 4: 64 lanes would gather across blocks).
+  auto a = ir::placeholder("A", {197, 64});
+  auto b = ir::placeholder("B", {6, 64, 16});
+  auto c = ir::reduce("C", "matmul", {197, 96}, ir::ReduceKind::Sum, {64}, [&](auto& ax, auto& r) {
+    return ir::at(a, ax[0], r[0]) * ir::at(b, ax[1] / 16, r[0], ax[1] % 16);
+  });
+  ir::ComputeDAG dag({c});
+  target::Target avx2 = target::ansorCpuDefaults(2);
+  avx2.vectorBytes = 32;
+  for (const auto& t : {avx2, target::ansorCpuDefaults(2)}) {
+    INFO("vector bytes " << t.vectorBytes);
+    auto steps = heuristicSchedule(SearchTask(dag, t));
+    REQUIRE(steps.has_value());
+    int64_t lanes = 0;
+    for (const auto& st : *steps)
+      if (auto* sp = std::get_if<sched::SplitStep>(&st))
+        if (sp->lengths.size() == 3 && !lanes) lanes = sp->lengths.back();
+    CHECK(lanes == 16);
+    auto r = sched::replay(dag, *steps);
+    REQUIRE(r.error.empty());
+    auto f = lower::lower(r.state);
+    std::string text = lower::toString(f);
+    INFO(text);
+    CHECK(text.find(" / 16") == std::string::npos); // the block index is the tile's own loop
+    auto inputs = ir::randomInputs(dag, 3);
+    CHECK(ir::maxRelativeError(lower::runLowered(f, inputs)[0],
+                               ir::evaluateOutputs(dag, inputs)[0]) <= 1e-5);
+  }
+}
+
 TEST_CASE("the heuristic schedule of every operator is tiled and computes the reference result",
           "[heuristic]") {
   Rng rng(5);
@@ -284,10 +318,13 @@ TEST_CASE("the heuristic schedule of every operator is tiled and computes the re
   CHECK(djson.find("64,[1,1,16]") != std::string::npos);  // M: 16 rows
   // A prime row count (a ViT's 197 tokens) still gets 4-row register tiles, the last one
   // partial (200 rows: 1.5% padding), where only divisors would leave 1 row; and a prime
-  // vector axis 16-lane tiles (the 13th holds 5 columns: 208 in all).
+  // vector axis 16-lane tiles (the 13th holds 5 columns: 208 in all). For parallelism the
+  // columns' cache tile is given back, not the rows' (25 row tiles: the nearest divisor to
+  // half is 5, a fifth): 100 x 64 cache tiles, each weight panel read twice, not 20 x 384.
   std::string pjson = heuristicJson("gemm:M=197,N=384,K=384");
   INFO(pjson);
-  CHECK(pjson.find("197,[1,5,4]") != std::string::npos); // 20-row cache tiles, 4-row registers
+  CHECK(pjson.find("197,[1,25,4]") != std::string::npos); // 100-row cache tiles, 4-row registers
+  CHECK(pjson.find("384,[1,1,64]") != std::string::npos);
   // A norm (one output, 65536 terms): rfactor with the factored loop innermost and of length 1,
   // so the factored stage reduces the fused axis in one loop; a softmax's rows (spatial 1536)
   // keep plain reductions.

@@ -86,17 +86,23 @@ Outs convertConvTranspose(ConvertContext& c) {
 Outs convertGemm(ConvertContext& c) {
   const Tensor &a = c.x(0), &b = c.x(1);
   requireFloat(c, a, "A");
-  if (a->ndim() != 2 || b->ndim() != 2) c.fail("A and B must be matrices");
   bool ta = c.attrInt("transA", 0) != 0, tb = c.attrInt("transB", 0) != 0;
   double alpha = c.attrFloat("alpha", 1.0), beta = c.attrFloat("beta", 1.0);
+  const int64_t blk = c.node.weightBlock; // B packed [N / blk, K, blk]
+  if (blk && (ta || tb || b->ndim() != 3 || b->shape[2] != blk))
+    c.fail("a packed weight needs transA = transB = 0 and the shape [N / block, K, block]");
+  if (a->ndim() != 2 || b->ndim() != (blk ? 3 : 2)) c.fail("A and B must be matrices");
   int64_t M = ta ? a->shape[1] : a->shape[0], K = ta ? a->shape[0] : a->shape[1];
-  int64_t Kb = tb ? b->shape[1] : b->shape[0], N = tb ? b->shape[0] : b->shape[1];
+  int64_t Kb = blk ? b->shape[1] : tb ? b->shape[1] : b->shape[0];
+  int64_t N = blk ? b->shape[0] * blk : tb ? b->shape[0] : b->shape[1];
   if (K != Kb)
     c.fail("inner dimensions differ (" + std::to_string(K) + " vs " + std::to_string(Kb) + ")");
   Tensor y = reduce(c.name(), tb ? "dense" : "matmul", {M, N}, ReduceKind::Sum, {K},
                     [&](auto& ax, auto& r) {
                       Expr av = ta ? read(a, {r[0], ax[0]}) : read(a, {ax[0], r[0]});
-                      Expr bv = tb ? read(b, {ax[1], r[0]}) : read(b, {r[0], ax[1]});
+                      Expr bv = blk  ? read(b, {ax[1] / blk, r[0], ax[1] % blk})
+                                : tb ? read(b, {ax[1], r[0]})
+                                     : read(b, {r[0], ax[1]});
                       return av * bv;
                     },
                     {"i", "j"}, {"k"});
@@ -122,6 +128,12 @@ Outs convertMatMul(ConvertContext& c) {
   requireFloat(c, a, "A");
   if (a->dtype != b->dtype) c.fail("operand types differ");
   Shape sa = a->shape, sb = b->shape;
+  const int64_t blk = c.node.weightBlock; // B packed [N / blk, K, blk]
+  if (blk) {
+    if (sb.size() != 3 || sb[2] != blk)
+      c.fail("a packed weight needs the shape [N / block, K, block]");
+    sb = {sb[1], sb[0] * blk};
+  }
   bool vecA = sa.size() == 1, vecB = sb.size() == 1;
   if (vecA) sa.insert(sa.begin(), 1);
   if (vecB) sb.push_back(1);
@@ -152,6 +164,7 @@ Outs convertMatMul(ConvertContext& c) {
                    ia.push_back(r[0]);
                    ib.push_back(r[0]);
                    if (!vecB) ib.push_back(j);
+                   if (blk) ib = {j / blk, r[0], j % blk}; // (2-D B: no batch indices)
                    return read(a, ia) * read(b, ib);
                  })};
 }

@@ -100,6 +100,7 @@ public:
     foldBatchNorms();
     transposeGemmWeights();
     convWeightsChannelsLast();
+    packMatMulWeights();
     return std::move(p_);
   }
 
@@ -378,6 +379,34 @@ private:
     }
   }
 
+  // MatMul, or Gemm (transB already undone), with a constant 2-D weight B [K, N]: B stored
+  // in column blocks, [N / kWeightBlock, K, kWeightBlock] (see kWeightBlock).
+  void packMatMulWeights() {
+    for (PNode& pn : p_.nodes) {
+      bool gemm = pn.node.op == "Gemm";
+      if ((pn.node.op != "MatMul" && !gemm) || pn.inputs.size() < 2 || pn.inputs[1] < 0) continue;
+      if (gemm) {
+        auto ta = pn.node.attrs.find("transA"), tb = pn.node.attrs.find("transB");
+        if ((ta != pn.node.attrs.end() && ta->second.i != 0) ||
+            (tb != pn.node.attrs.end() && tb->second.i != 0))
+          continue;
+      }
+      const PValue& b = p_.values[pn.inputs[1]];
+      if (!b.constant || b.shape.size() != 2 || b.dtype != DType::F32) continue;
+      int64_t K = b.shape[0], N = b.shape[1];
+      if (!matmulWantsPacked(K, N)) continue;
+      const int64_t blk = kWeightBlock;
+      NDArray t(DType::F32, {N / blk, K, blk});
+      const double* src = b.constant->data();
+      double* dst = t.data();
+      for (int64_t k = 0; k < K; ++k)
+        for (int64_t n = 0; n < N; ++n) dst[(n / blk * K + k) * blk + n % blk] = src[k * N + n];
+      pn.inputs[1] = addConstant(b.name + ".packed", std::move(t));
+      pn.node.weightBlock = blk;
+      ++p_.numWeightsPacked;
+    }
+  }
+
   const Graph& g_;
   Program p_;
   std::map<std::string, int> ids_;
@@ -389,6 +418,10 @@ bool convWantsChannelsLast(int64_t K, int64_t reduction, int64_t width, int64_t 
   constexpr int64_t kLanes = 16, kMinReduction = 256;
   return K > 0 && K % kLanes == 0 && reduction >= kMinReduction &&
          (stride != 1 || width % kLanes != 0);
+}
+
+bool matmulWantsPacked(int64_t K, int64_t N) {
+  return K >= kWeightBlock && N >= 2 * kWeightBlock && N % kWeightBlock == 0;
 }
 
 Program buildProgram(const Graph& g) {

@@ -36,6 +36,9 @@ struct Node {
   /// Conv only, set by buildProgram (never read from a file): input W is stored channels-last,
   /// [C, R..., K] instead of ONNX's [K, C/group, R...] (ops::ConvParams::weightChannelsLast).
   bool weightChannelsLast = false;
+  /// MatMul and Gemm only, set by buildProgram: input B ([K, N]) is stored packed in column
+  /// blocks of this many, [N / block, K, block] (0: as in the file; see kWeightBlock).
+  int64_t weightBlock = 0;
 };
 
 struct ValueInfo {

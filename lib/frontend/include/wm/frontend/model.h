@@ -45,6 +45,7 @@ struct Program {
   int numOnnxNodes = 0, numFolded = 0, numViews = 0, numBatchNormsFolded = 0;
   int numWeightsTransposed = 0;       ///< Gemm weights (transB) stored transposed
   int numConvWeightsChannelsLast = 0; ///< Conv weights stored [C, R..., K]
+  int numWeightsPacked = 0;           ///< MatMul/Gemm weights stored [N / block, K, block]
 
   /// The value whose bytes v lives in (itself unless v is a view).
   int root(int v) const { return values[v].aliasOf >= 0 ? values[v].aliasOf : v; }
@@ -59,6 +60,18 @@ Program buildProgram(const Graph& g);
 /// output's last spatial axis (extent `width`, input `stride`) already gives whole 16-lane
 /// vectors at stride 1.
 bool convWantsChannelsLast(int64_t K, int64_t reduction, int64_t width, int64_t stride);
+
+/// The column block of a packed MatMul/Gemm weight: B [K, N] is stored [N / 16, K, 16], so
+/// that a kernel whose register tile is 16 columns wide reads its weights as one contiguous
+/// stream. Row-major B gave each of the tile's K rows its own line N floats apart: with N a
+/// multiple of 1024 every one of them falls into the same L1 set (GEMM 1024 and BERT's
+/// 3072-wide MLP ran at 110-130 GFLOP/s where a 768-wide one ran at 150). The heuristic
+/// schedule makes the register tile's columns exactly one block (other lengths gather).
+constexpr int64_t kWeightBlock = 16;
+
+/// Whether buildProgram packs a constant MatMul/Gemm weight [K, N]: whole blocks of columns,
+/// at least two, and a reduction of at least one block.
+bool matmulWantsPacked(int64_t K, int64_t N);
 
 /// An integer value that indexes (Gather's indices) and is known only at run time: every
 /// element must lie in [lo, hi] (ONNX: out-of-range indices are an error). The kernels clamp
