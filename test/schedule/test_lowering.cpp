@@ -115,27 +115,41 @@ TEST_CASE("non-dividing splits are guarded", "[lowering]") {
                              ir::evaluateOutputs(w.dag, inputs)[0]) <= 1e-6);
 }
 
+// GEMM M=197 (4-row register tiles in 20-row cache tiles, the last partial) x N x K=16, the
+// columns in one tile of `cols` (lanes: vectorized), lowered.
+static lower::LoweredFunc lowerTiledGemm197(int64_t n, int64_t cols, ir::ComputeDAG* dag) {
+  auto w = parseWorkload("gemm:M=197,N=" + std::to_string(n) + ",K=16");
+  std::vector<sched::Step> steps;
+  std::string err;
+  std::string json = R"([["CHW",2,"local"],["SP",2,2,16,[16],1],["SP",2,1,)" + std::to_string(n) +
+                     ",[1,1," + std::to_string(cols) + "],1]," +
+                     R"(["SP",2,0,197,[1,5,4],1],["RE",2,[0,4,1,5,8,2,6,9,3,7]],["FSP",3,1,2,2],)"
+                     R"(["FSP",3,0,3,2],["RE",3,[0,3,1,4,2,5]],["CA",2,3,3],)"
+                     R"(["PR",2,0,"auto_unroll_max_step",64],["AN",2,9,"vectorize"],)"
+                     R"(["FU",3,[0,1,2,3]],["AN",3,0,"parallel"],["AN",3,2,"vectorize"]])";
+  REQUIRE(sched::stepsFromJson(json, &steps, &err));
+  INFO(err);
+  auto r = sched::replay(w.dag, steps);
+  INFO("failed step " << r.failedStep << ": " << r.error);
+  REQUIRE(r.error.empty());
+  *dag = w.dag;
+  return lower::lower(r.state);
+}
+
+// Its largest relative error against the reference interpreter.
+static double lowerTiledGemm197Error(const lower::LoweredFunc& f, const ir::ComputeDAG& dag) {
+  auto inputs = ir::randomInputs(dag, 7);
+  return ir::maxRelativeError(lower::runLowered(f, inputs)[0], ir::evaluateOutputs(dag, inputs)[0]);
+}
+
 TEST_CASE("guards of partial tiles are hoisted out of the full tiles", "[lowering]") {
   // 197 rows (a ViT's tokens; prime): 4-row register tiles in 20-row cache tiles, the last of
   // each partial (the heuristic schedule). The guards are tested once per cache tile (the
   // parallel loop's variable and the largest row inside the tile); the full tiles run an
   // unguarded copy, the partial one the guarded nest, its rows' guards tested above the
   // vectorized loops.
-  auto w = parseWorkload("gemm:M=197,N=64,K=16");
-  std::vector<sched::Step> steps;
-  std::string err;
-  REQUIRE(sched::stepsFromJson(
-      R"([["CHW",2,"local"],["SP",2,2,16,[16],1],["SP",2,1,64,[1,1,64],1],)"
-      R"(["SP",2,0,197,[1,5,4],1],["RE",2,[0,4,1,5,8,2,6,9,3,7]],["FSP",3,1,2,2],)"
-      R"(["FSP",3,0,3,2],["RE",3,[0,3,1,4,2,5]],["CA",2,3,3],)"
-      R"(["PR",2,0,"auto_unroll_max_step",64],["AN",2,9,"vectorize"],["FU",3,[0,1,2,3]],)"
-      R"(["AN",3,0,"parallel"],["AN",3,2,"vectorize"]])",
-      &steps, &err));
-  INFO(err);
-  auto r = sched::replay(w.dag, steps);
-  INFO("failed step " << r.failedStep << ": " << r.error);
-  REQUIRE(r.error.empty());
-  auto f = lower::lower(r.state);
+  ir::ComputeDAG dag;
+  auto f = lowerTiledGemm197(64, 64, &dag);
   std::string text = lower::toString(f);
   INFO(text);
   const std::string test = "\n  if i.0@j.0@i.1@j.1 * 20 < 178\n", otherwise = "\n  else\n";
@@ -155,9 +169,7 @@ TEST_CASE("guards of partial tiles are hoisted out of the full tiles", "[lowerin
     size_t next = text.find('\n', text.find('\n', p) + 1);
     CHECK(text.substr(p, next - p).find("if ") == std::string::npos);
   }
-  auto inputs = ir::randomInputs(w.dag, 7);
-  auto expect = ir::evaluateOutputs(w.dag, inputs);
-  CHECK(ir::maxRelativeError(lower::runLowered(f, inputs)[0], expect[0]) <= 1e-5);
+  CHECK(lowerTiledGemm197Error(f, dag) <= 1e-5);
 }
 
 TEST_CASE("a tile partial along its rows or its columns keeps the other axis unguarded",
@@ -165,20 +177,8 @@ TEST_CASE("a tile partial along its rows or its columns keeps the other axis ung
   // 197 rows in tiles of 20, 70 columns in tiles of 16: the two tests get a copy per outcome.
   // The tiles partial along rows only run their columns without guards (plain vectors), and
   // those partial along columns only run their rows without guards.
-  auto w = parseWorkload("gemm:M=197,N=70,K=16");
-  std::vector<sched::Step> steps;
-  std::string err;
-  REQUIRE(sched::stepsFromJson(
-      R"([["CHW",2,"local"],["SP",2,2,16,[16],1],["SP",2,1,70,[1,1,16],1],)"
-      R"(["SP",2,0,197,[1,5,4],1],["RE",2,[0,4,1,5,8,2,6,9,3,7]],["FSP",3,1,2,2],)"
-      R"(["FSP",3,0,3,2],["RE",3,[0,3,1,4,2,5]],["CA",2,3,3],)"
-      R"(["PR",2,0,"auto_unroll_max_step",64],["AN",2,9,"vectorize"],["FU",3,[0,1,2,3]],)"
-      R"(["AN",3,0,"parallel"],["AN",3,2,"vectorize"]])",
-      &steps, &err));
-  INFO(err);
-  auto r = sched::replay(w.dag, steps);
-  REQUIRE(r.error.empty());
-  auto f = lower::lower(r.state);
+  ir::ComputeDAG dag;
+  auto f = lowerTiledGemm197(70, 16, &dag);
   std::string text = lower::toString(f);
   INFO(text);
   const std::string rows = "if i.0@j.0@i.1@j.1 / 5 * 20 < 178\n",
@@ -204,9 +204,7 @@ TEST_CASE("a tile partial along its rows or its columns keeps the other axis ung
   CHECK(rowsPartial.find(colGuard) == std::string::npos);
   CHECK_THAT(rowsPartial, Catch::Contains(rowGuard));
   CHECK_THAT(both, Catch::Contains(rowGuard) && Catch::Contains(colGuard));
-  auto inputs = ir::randomInputs(w.dag, 7);
-  auto expect = ir::evaluateOutputs(w.dag, inputs);
-  CHECK(ir::maxRelativeError(lower::runLowered(f, inputs)[0], expect[0]) <= 1e-5);
+  CHECK(lowerTiledGemm197Error(f, dag) <= 1e-5);
 }
 
 TEST_CASE("a padding stage's loops are split where its condition turns: the interior copies "
