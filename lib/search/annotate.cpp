@@ -1,4 +1,5 @@
 // Random annotation of sketches (see annotate.h).
+#include <wm/ir/visitor.h>
 #include <wm/schedule/bound.h>
 #include <wm/schedule/steps.h>
 #include <wm/search/annotate.h>
@@ -252,20 +253,51 @@ std::vector<int64_t> randomFactorization(int64_t extent, int parts, int64_t maxI
   return all[rng.uniformInt(0, static_cast<int64_t>(all.size()) - 1)];
 }
 
+int64_t packedBlock(const ir::OperationNode& op, int axis) {
+  if (!op.body.defined() || axis < 0 || axis >= static_cast<int>(op.axes.size())) return 0;
+  const ir::VarNode* v = op.axes[axis].var.node();
+  int64_t block = 0;
+  ir::postOrderVisit(op.body, [&](const ir::Expr& x) {
+    auto* r = x.as<ir::TensorReadNode>();
+    if (!r || r->indices.empty()) return;
+    auto* m = r->indices.back().as<ir::BinaryNode>();
+    int64_t b = 0;
+    if (m && m->op == ir::BinaryOp::Mod && m->a.as<ir::VarNode>() == v && ir::isConstInt(m->b, &b))
+      block = b;
+  });
+  return block;
+}
+
+// The block of the stage axis that split step sp tiles, in the state before it (0: none).
+static int64_t splitBlock(const State& s, const SplitStep& sp) {
+  const StageNode& stage = s.stage(sp.stage);
+  if (sp.iter < 0 || sp.iter >= static_cast<int>(stage.leaves.size())) return 0;
+  int id = stage.leaves[sp.iter];
+  return id < stage.numSpatialRoot ? packedBlock(*stage.op, id) : 0;
+}
+
 std::optional<State> annotate(const SearchTask& task, const Sketch& sketch, Rng& rng) {
-  // 1. Fill tile sizes.
-  std::vector<Step> steps = sketch.steps;
-  for (auto& st : steps) {
+  // 1. Fill tile sizes, step by step (a split names its loop by its position at that time); an
+  // axis indexing a packed weight's blocks gets the block as its innermost length.
+  State s(task.dag);
+  for (Step st : sketch.steps) {
     auto* sp = std::get_if<SplitStep>(&st);
-    if (!sp || std::find(sp->lengths.begin(), sp->lengths.end(), 0) == sp->lengths.end()) continue;
-    if (sp->extent <= 0) return std::nullopt;
-    auto f = randomFactorization(sp->extent, static_cast<int>(sp->lengths.size()) + 1, 64, rng);
-    // innerToOuter: the lengths are the inner parts, the outermost takes the rest.
-    for (size_t k = 0; k < sp->lengths.size(); ++k) sp->lengths[k] = f[k + 1];
+    if (sp && std::find(sp->lengths.begin(), sp->lengths.end(), 0) != sp->lengths.end()) {
+      if (sp->extent <= 0) return std::nullopt;
+      int parts = static_cast<int>(sp->lengths.size()) + 1;
+      int64_t block = splitBlock(s, *sp);
+      std::vector<int64_t> f;
+      if (block > 1 && block <= 64 && sp->extent % block == 0) {
+        f = randomFactorization(sp->extent / block, parts - 1, sp->extent, rng);
+        f.push_back(block);
+      } else {
+        f = randomFactorization(sp->extent, parts, 64, rng);
+      }
+      // innerToOuter: the lengths are the inner parts, the outermost takes the rest.
+      for (size_t k = 0; k < sp->lengths.size(); ++k) sp->lengths[k] = f[k + 1];
+    }
+    if (!applyStep(s, st).empty()) return std::nullopt;
   }
-  auto r = replay(task.dag, steps);
-  if (!r.error.empty()) return std::nullopt;
-  State s = std::move(r.state);
 
   // 2. Change compute locations of stages that are neither tiled nor need tiling.
   for (int i = s.numStages() - 1; i >= 0; --i) {

@@ -55,8 +55,8 @@ std::optional<State> mutateTileSize(const SearchTask& task, std::vector<Step> st
     if (sp.extent > 1 && prod > 0 && sp.extent % prod == 0) cands.push_back(i);
   }
   if (cands.empty()) return std::nullopt;
-  auto& sp =
-      std::get<SplitStep>(steps[cands[rng.uniformInt(0, static_cast<int64_t>(cands.size()) - 1)]]);
+  int pick = cands[rng.uniformInt(0, static_cast<int64_t>(cands.size()) - 1)];
+  auto& sp = std::get<SplitStep>(steps[pick]);
   int64_t prod = 1;
   for (int64_t l : sp.lengths) prod *= l;
   std::vector<int64_t> parts{sp.extent / prod};
@@ -75,6 +75,16 @@ std::optional<State> mutateTileSize(const SearchTask& task, std::vector<Step> st
   parts[src] /= f;
   parts[dst] *= f;
   if (parts.back() > 64) return std::nullopt;
+  // A packed weight's block stays the innermost length (packedBlock).
+  if (int64_t old = sp.lengths.back(); parts.back() != old) {
+    auto prefix = replay(task.dag, std::vector<Step>(steps.begin(), steps.begin() + pick));
+    if (!prefix.error.empty()) return std::nullopt;
+    const auto& stage = prefix.state.stage(sp.stage);
+    int id = sp.iter >= 0 && sp.iter < static_cast<int>(stage.leaves.size()) ? stage.leaves[sp.iter]
+                                                                             : -1;
+    if (id >= 0 && id < stage.numSpatialRoot && packedBlock(*stage.op, id) == old)
+      return std::nullopt;
+  }
   for (size_t k = 0; k < sp.lengths.size(); ++k) sp.lengths[k] = parts[k + 1];
   return replayed(task, steps);
 }

@@ -122,13 +122,10 @@ TilePlan planTiles(const ir::OperationNode& op, const target::Target& hw) {
   int64_t v3 = largestDivisorAtMost(ve, lanes);
   // A weight packed in column blocks (frontend::kWeightBlock), read at [j / b, k, j % b]: the
   // register tile is exactly one block wide (other lengths split its lanes across blocks, and
-  // the lanes are gathered).
-  int64_t block = 0;
-  for (const auto& idx : vectorReads)
-    if (auto* m = idx.back().as<ir::BinaryNode>(); m && m->op == ir::BinaryOp::Mod)
-      if (int64_t b;
-          ir::isConstInt(m->b, &b) && b % lanes == 0 && ve % b == 0 && b / lanes <= kVectorsPerRow)
-        block = b;
+  // the lanes are gathered; packedBlock).
+  int64_t block = packedBlock(op, v);
+  if (block % lanes != 0 || ve % std::max<int64_t>(block, 1) != 0 || block / lanes > kVectorsPerRow)
+    block = 0;
   if (block) {
     v3 = block;
   } else if (!vectorReads.empty() && ve % lanes == 0) {

@@ -266,6 +266,30 @@ TEST_CASE("the heuristic's register tile over a packed weight is exactly one blo
     CHECK(ir::maxRelativeError(lower::runLowered(f, inputs)[0],
                                ir::evaluateOutputs(dag, inputs)[0]) <= 1e-5);
   }
+  // Sampled and mutated schedules keep the block innermost too (the columns are the only
+  // axis of extent 96).
+  CHECK(packedBlock(*dag.outputs()[0], 1) == 16);
+  CHECK(packedBlock(*dag.outputs()[0], 0) == 0);
+  SearchTask task(dag, avx2);
+  auto sketches = generateSketches(task);
+  REQUIRE(!sketches.empty());
+  Rng rng(11);
+  int checked = 0;
+  auto columnsInner = [&](const sched::State& st) {
+    for (const auto& step : st.steps())
+      if (auto* sp = std::get_if<sched::SplitStep>(&step); sp && sp->extent == 96) {
+        CHECK(sp->lengths.back() == 16);
+        ++checked;
+      }
+  };
+  for (int k = 0; k < 40; ++k) {
+    auto st = annotate(task, sketches[k % sketches.size()], rng);
+    if (!st) continue;
+    columnsInner(*st);
+    for (int m = 0; m < 5; ++m)
+      if (auto mu = mutate(task, *st, rng)) columnsInner(*mu);
+  }
+  CHECK(checked >= 40);
 }
 
 TEST_CASE("the heuristic schedule of every operator is tiled and computes the reference result",

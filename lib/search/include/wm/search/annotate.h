@@ -48,6 +48,12 @@ bool fetchSharedCooperatively(sched::State& s);
 /// sizes: a mutation changes those, then fetchSharedCooperatively derives them anew).
 std::vector<sched::Step> withoutCooperativeFetch(const sched::State& s);
 
+/// The column block of a packed weight (frontend::kWeightBlock) that spatial axis `axis` of op
+/// indexes: B where a read's last index is `x % B` with x that axis's variable; 0 for none.
+/// The innermost tile of such an axis must be B (any other length splits a vector across
+/// blocks and gathers its lanes): the heuristic, annotate and the tile-size mutation keep it.
+int64_t packedBlock(const ir::OperationNode& op, int axis);
+
 /// Random factorization of `extent` into `parts` factors (outermost first) whose product is
 /// extent, the innermost at most maxInnermost.
 std::vector<int64_t> randomFactorization(int64_t extent, int parts, int64_t maxInnermost, Rng& rng);
