@@ -268,12 +268,18 @@ int64_t packedBlock(const ir::OperationNode& op, int axis) {
   return block;
 }
 
-// The block of the stage axis that split step sp tiles, in the state before it (0: none).
-static int64_t splitBlock(const State& s, const SplitStep& sp) {
+int64_t splitBlock(const State& s, const SplitStep& sp) {
   const StageNode& stage = s.stage(sp.stage);
   if (sp.iter < 0 || sp.iter >= static_cast<int>(stage.leaves.size())) return 0;
   int id = stage.leaves[sp.iter];
   return id < stage.numSpatialRoot ? packedBlock(*stage.op, id) : 0;
+}
+
+bool hasPackedBlock(const ir::ComputeDAG& dag) {
+  for (const auto& op : dag.ops())
+    for (int d = 0; d < static_cast<int>(op->axes.size()); ++d)
+      if (packedBlock(*op, d) > 0) return true;
+  return false;
 }
 
 std::optional<State> annotate(const SearchTask& task, const Sketch& sketch, Rng& rng) {

@@ -75,15 +75,11 @@ std::optional<State> mutateTileSize(const SearchTask& task, std::vector<Step> st
   parts[src] /= f;
   parts[dst] *= f;
   if (parts.back() > 64) return std::nullopt;
-  // A packed weight's block stays the innermost length (packedBlock).
-  if (int64_t old = sp.lengths.back(); parts.back() != old) {
+  // A packed weight's block stays the innermost length (packedBlock; the replay of the steps
+  // before this one only for a DAG that has such a block).
+  if (int64_t old = sp.lengths.back(); parts.back() != old && hasPackedBlock(task.dag)) {
     auto prefix = replay(task.dag, std::vector<Step>(steps.begin(), steps.begin() + pick));
-    if (!prefix.error.empty()) return std::nullopt;
-    const auto& stage = prefix.state.stage(sp.stage);
-    int id = sp.iter >= 0 && sp.iter < static_cast<int>(stage.leaves.size()) ? stage.leaves[sp.iter]
-                                                                             : -1;
-    if (id >= 0 && id < stage.numSpatialRoot && packedBlock(*stage.op, id) == old)
-      return std::nullopt;
+    if (!prefix.error.empty() || splitBlock(prefix.state, sp) == old) return std::nullopt;
   }
   for (size_t k = 0; k < sp.lengths.size(); ++k) sp.lengths[k] = parts[k + 1];
   return replayed(task, steps);

@@ -124,8 +124,7 @@ TilePlan planTiles(const ir::OperationNode& op, const target::Target& hw) {
   // register tile is exactly one block wide (other lengths split its lanes across blocks, and
   // the lanes are gathered; packedBlock).
   int64_t block = packedBlock(op, v);
-  if (block % lanes != 0 || ve % std::max<int64_t>(block, 1) != 0 || block / lanes > kVectorsPerRow)
-    block = 0;
+  if (block && (block % lanes || ve % block || block / lanes > kVectorsPerRow)) block = 0;
   if (block) {
     v3 = block;
   } else if (!vectorReads.empty() && ve % lanes == 0) {

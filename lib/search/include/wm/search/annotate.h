@@ -54,6 +54,13 @@ std::vector<sched::Step> withoutCooperativeFetch(const sched::State& s);
 /// blocks and gathers its lanes): the heuristic, annotate and the tile-size mutation keep it.
 int64_t packedBlock(const ir::OperationNode& op, int axis);
 
+/// The packedBlock of the stage axis that split step sp tiles, in state s before the step (a
+/// split names its loop by its position at that time); 0 for none or a non-root loop.
+int64_t splitBlock(const sched::State& s, const sched::SplitStep& sp);
+
+/// Whether any op of dag has an axis with a packedBlock (the search checks blocks only then).
+bool hasPackedBlock(const ir::ComputeDAG& dag);
+
 /// Random factorization of `extent` into `parts` factors (outermost first) whose product is
 /// extent, the innermost at most maxInnermost.
 std::vector<int64_t> randomFactorization(int64_t extent, int parts, int64_t maxInnermost, Rng& rng);
