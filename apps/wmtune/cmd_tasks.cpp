@@ -80,8 +80,9 @@ void printModel(const frontend::Program& p, const frontend::ModelPlan& plan) {
             << p.numViews << " views, " << p.numBatchNormsFolded
             << " batch norms folded into convs, " << p.numWeightsTransposed
             << " Gemm weights transposed, " << p.numConvWeightsChannelsLast
-            << " conv weights channels-last, " << p.numWeightsPacked << " MatMul weights packed, "
-            << p.nodes.size() << " computed\n";
+            << " conv weights channels-last, " << p.numConvWeightsPadded
+            << " conv weights with padded rows, " << p.numWeightsPacked
+            << " MatMul weights packed, " << p.nodes.size() << " computed\n";
   std::cout << "  " << plan.groups.size() << " fused subgraphs, " << plan.tasks.size() << " tasks, "
             << withThousands(total) << " FLOPs per inference\n\n";
   std::cout << "  " << std::left << std::setw(4) << "#" << std::setw(18) << "key" << std::setw(36)
@@ -124,6 +125,7 @@ nlohmann::json modelJson(const frontend::Program& p, const frontend::ModelPlan& 
           {"batch_norms_folded", p.numBatchNormsFolded},
           {"weights_transposed", p.numWeightsTransposed},
           {"conv_weights_channels_last", p.numConvWeightsChannelsLast},
+          {"conv_weights_padded", p.numConvWeightsPadded},
           {"matmul_weights_packed", p.numWeightsPacked},
           {"tasks", tasks},
           {"groups", groups}};

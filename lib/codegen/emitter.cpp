@@ -364,31 +364,66 @@ Expr LoopEmitter::flatIndex(const Buffer& buf, const std::vector<Expr>& indices)
   return flat.defined() ? flat : intImm(0);
 }
 
-// Coefficient of the lane variable in e if e is affine in it; nullopt otherwise.
+namespace {
+
+// e as a sum of factor * term (Add/Sub trees and products with a constant flattened).
+void sumTerms(const Expr& e, int64_t factor, std::vector<std::pair<Expr, int64_t>>* out) {
+  if (auto* b = e.as<BinaryNode>()) {
+    int64_t c;
+    if (b->op == BinaryOp::Add || b->op == BinaryOp::Sub) {
+      sumTerms(b->a, factor, out);
+      sumTerms(b->b, b->op == BinaryOp::Add ? factor : -factor, out);
+      return;
+    }
+    if (b->op == BinaryOp::Mul && isConstInt(b->b, &c)) return sumTerms(b->a, factor * c, out);
+    if (b->op == BinaryOp::Mul && isConstInt(b->a, &c)) return sumTerms(b->b, factor * c, out);
+  }
+  out->emplace_back(e, factor);
+}
+
+// x and c of a term x / c or x % c (c > 0), by op.
+const Expr* divModOperand(const Expr& e, BinaryOp op, int64_t* c) {
+  auto* b = e.as<BinaryNode>();
+  return b && b->op == op && isConstInt(b->b, c) && *c > 0 ? &b->a : nullptr;
+}
+
+} // namespace
+
+// Coefficient of the lane variable in e if e is affine in it; nullopt otherwise. A sum that
+// holds (x / c) * c*k and (x % c) * k holds k*x (floor division: the identity is exact), so a
+// read of a plane's rows end to end through a flattened index (a pointwise convolution's
+// data[n, ch, f / W, f % W]) is contiguous along f.
 std::optional<int64_t> LoopEmitter::laneCoefficient(const Expr& e) {
   bool mentions = false;
   postOrderVisit(e, [&](const Expr& x) { mentions |= x.as<VarNode>() == lane_.var; });
   if (!mentions) return 0;
   if (e.as<VarNode>() == lane_.var) return 1;
-  if (auto* b = e.as<BinaryNode>()) {
-    int64_t c;
-    if (b->op == BinaryOp::Add || b->op == BinaryOp::Sub) {
-      auto x = laneCoefficient(b->a), y = laneCoefficient(b->b);
-      if (!x || !y) return std::nullopt;
-      return b->op == BinaryOp::Add ? *x + *y : *x - *y;
-    }
-    if (b->op == BinaryOp::Mul) {
-      if (isConstInt(b->b, &c)) {
-        auto x = laneCoefficient(b->a);
-        return x ? std::optional<int64_t>(*x * c) : std::nullopt;
-      }
-      if (isConstInt(b->a, &c)) {
-        auto x = laneCoefficient(b->b);
-        return x ? std::optional<int64_t>(*x * c) : std::nullopt;
+  std::vector<std::pair<Expr, int64_t>> terms;
+  sumTerms(e, 1, &terms);
+  if (terms.size() == 1 && terms[0].second == 1 && terms[0].first.same(e))
+    return std::nullopt; // no sum, no product: a division, a select, a call...
+  for (auto& [div, a] : terms) {
+    int64_t c, c2;
+    const Expr* x = divModOperand(div, BinaryOp::Div, &c);
+    if (!x || a == 0) continue;
+    for (auto& [mod, k] : terms) {
+      const Expr* y = divModOperand(mod, BinaryOp::Mod, &c2);
+      if (y && c2 == c && k != 0 && a == k * c && deepEqual(*x, *y)) {
+        div = *x; // the pair becomes k * x
+        a = k;
+        k = 0;
+        break;
       }
     }
   }
-  return std::nullopt;
+  int64_t sum = 0;
+  for (const auto& [t, f] : terms) {
+    if (f == 0) continue;
+    auto x = laneCoefficient(t);
+    if (!x) return std::nullopt;
+    sum += *x * f;
+  }
+  return sum;
 }
 
 // Emits f once per lane with the lane variable bound to that lane's number.

@@ -61,13 +61,18 @@ int64_t tileLength(int64_t n, int64_t limit, int64_t step = 1) {
 }
 
 // The rows of a register tile, at most `limit`: the limit itself, or the longest length
-// under it, when its partial last tile pads the axis by at most kMaxPadding, before a
-// shorter divisor (GEMM 1024 on AVX2: 6 rows of 2 vectors, 12 accumulators, not 4 rows and 8:
-// 120-139 GFLOP/s against 88-94); else the largest divisor.
+// under it, when its partial last tile pads the axis by at most kMaxPadding and is one of at
+// least kMinTilesForPartial, before a shorter divisor (GEMM 1024 on AVX2: 6 rows of 2
+// vectors, 12 accumulators, not 4 rows and 8: 120-139 GFLOP/s against 88-94); else the
+// largest divisor. The partial tile guards each row inside the reduction, its accumulators
+// stay in memory, and it runs several times slower: 64 output channels in 5 tiles of 13 ran
+// a pointwise conv at 30-40 GFLOP/s, 65 at 75.
+constexpr int64_t kMinTilesForPartial = 16;
 int64_t registerRows(int64_t n, int64_t limit) {
   int64_t d = largestDivisorAtMost(n, limit);
   for (int64_t l = std::min(n, limit); l > d; --l)
-    if (static_cast<double>(ceilDiv(n, l) * l - n) <= kMaxPadding * static_cast<double>(n))
+    if (static_cast<double>(ceilDiv(n, l) * l - n) <= kMaxPadding * static_cast<double>(n) &&
+        ceilDiv(n, l) >= kMinTilesForPartial)
       return l;
   return d;
 }

@@ -436,6 +436,36 @@ TEST_CASE("a vectorized loop under a partial tile's guard is masked vector code"
   }
 }
 
+TEST_CASE("a vectorized read through a flattened plane's index is one contiguous vector",
+          "[llvm][asm]") {
+  // y[c, f] = 2 x[c, f / 6, f % 6] (a pointwise conv's read of its NCHW input over the
+  // flattened plane) vectorized by 8 along f: the lanes cross x's rows, which lie end to end,
+  // so the read is a vector load at offset f ((f / 6) * 6 + f % 6 = f), not eight scalar loads.
+  auto x = ir::placeholder("x", {3, 4, 6});
+  auto y = ir::compute("y", "", {3, 24}, [&](auto& ax) {
+    return ir::at(x, ax[0], ax[1] / 6.0, ax[1] % 6.0) * ir::floatImm(2.0);
+  });
+  ir::ComputeDAG dag({y});
+  auto inputs = ir::randomInputs(dag, 5);
+  auto expect = ir::evaluateOutputs(dag, inputs);
+  std::vector<sched::Step> steps;
+  std::string err;
+  REQUIRE(sched::stepsFromJson(R"([["SP",1,1,24,[8],1],["AN",1,2,"vectorize"]])", &steps, &err));
+  auto r = sched::replay(dag, steps);
+  REQUIRE(r.error.empty());
+  auto f = lower::lower(r.state);
+  INFO(lower::toString(f));
+  for (auto cpu : {"x86-64-v4", "haswell"}) {
+    INFO(cpu);
+    auto target = codegen::resolveTarget({"llvm", cpu, "", 2});
+    std::string raw = codegen::emit(f, target, codegen::EmitKind::LlvmIr, false);
+    CHECK_THAT(raw, Catch::Contains("load <8 x float>") && !Catch::Contains("load float"));
+    if (!hostRuns(cpu)) continue;
+    auto got = runJit(*codegen::JitKernel::compile(f, target), f, inputs);
+    CHECK(ir::maxRelativeError(got[0], expect[0]) == 0);
+  }
+}
+
 TEST_CASE("parallel loops run on the thread pool", "[llvm][parallel]") {
   rt::setNumThreads(2);
   auto w = parseWorkload("gemm:M=64,N=32,K=16");

@@ -292,6 +292,69 @@ TEST_CASE("a constant Conv weight is stored channels-last where the output rows 
   CHECK(ir::maxRelativeError(got.at(p.outputs[0]), want) < 1e-5);
 }
 
+TEST_CASE("a pointwise Conv runs over its flattened plane, its weight rows padded where they "
+          "alias, and the result is unchanged",
+          "[onnx]") {
+  GraphBuilder b;
+  b.input("x", {1, 512, 2, 3});
+  b.input("x2", {1, 16, 3, 5});
+  auto w = b.weight("w", {256, 512, 1, 1}); // rows of 2 KB: padded
+  auto bias = b.weight("bias", {256});
+  auto w2 = b.weight("w2", {24, 16, 1, 1}); // flat, ONNX's layout
+  b.node("Conv", {"x", "w", "bias"}, {"c"});
+  b.node("Relu", {"c"}, {"y"});
+  b.node("Conv", {"x2", "w2"}, {"y2"});
+  b.output("y");
+  b.output("y2");
+  Program p = buildProgram(b.g);
+  CHECK(p.numConvWeightsChannelsLast == 0);
+  REQUIRE(p.numConvWeightsPadded == 1);
+  REQUIRE(p.nodes.size() == 3);
+  CHECK(p.nodes[0].node.weightRowPad == kWeightRowPad);
+  CHECK(p.nodes[2].node.weightRowPad == 0);
+  const PValue& wp = p.values.at(p.nodes[0].inputs.at(1));
+  REQUIRE(wp.constant);
+  CHECK(wp.shape == ir::Shape{256, 512 + kWeightRowPad, 1, 1});
+  const int64_t row = 512 + kWeightRowPad;
+  CHECK(wp.constant->values()[7 * row + 300] == w.values()[7 * 512 + 300]);
+  CHECK(wp.constant->values()[7 * row + 512] == 0.0); // the pad
+  ModelPlan plan = planModel(p);
+  REQUIRE(groupOps(plan) == std::vector<std::string>{"Conv+Relu", "Conv"});
+  // both reduce over one flattened spatial axis: [1, K, X * Y]
+  std::vector<ir::Shape> reductions;
+  for (const auto& g : plan.groups)
+    for (auto& op : plan.tasks[g.task].dag.ops())
+      if (op->hasReduction()) reductions.push_back(op->shape);
+  CHECK(reductions == std::vector<ir::Shape>{{1, 256, 6}, {1, 24, 15}});
+
+  Rng rng(12);
+  auto x = ir::NDArray::random(ir::DType::F32, {1, 512, 2, 3}, rng);
+  auto x2 = ir::NDArray::random(ir::DType::F32, {1, 16, 3, 5}, rng);
+  auto got = interpretPlan(p, plan, {x, x2});
+  auto direct = [](const ir::NDArray& in, const ir::NDArray& wt, const ir::NDArray* b, bool relu,
+                   int64_t C, int64_t K, int64_t plane) {
+    ir::NDArray out(ir::DType::F32, {1, K, plane});
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t f = 0; f < plane; ++f) {
+        double s = b ? b->values()[k] : 0.0;
+        for (int64_t c = 0; c < C; ++c) s += in.values()[c * plane + f] * wt.values()[k * C + c];
+        out.set(k * plane + f, relu ? std::max(0.0, s) : s);
+      }
+    return out;
+  };
+  auto want = direct(x, w, &bias, true, 512, 256, 6),
+       want2 = direct(x2, w2, nullptr, false, 16, 24, 15);
+  REQUIRE(got.at(p.outputs[0]).size() == want.size());
+  REQUIRE(got.at(p.outputs[1]).size() == want2.size());
+  double err = 0, err2 = 0;
+  for (int64_t i = 0; i < want.size(); ++i)
+    err = std::max(err, std::abs(got.at(p.outputs[0]).values()[i] - want.values()[i]));
+  for (int64_t i = 0; i < want2.size(); ++i)
+    err2 = std::max(err2, std::abs(got.at(p.outputs[1]).values()[i] - want2.values()[i]));
+  CHECK(err < 1e-4);
+  CHECK(err2 < 1e-5);
+}
+
 TEST_CASE("Shape/Gather/Unsqueeze/Concat chains fold; Reshape and Flatten are views, not kernels",
           "[onnx]") {
   GraphBuilder b;

@@ -232,6 +232,13 @@ TEST_CASE("the heuristic's register tile fits the target's vector registers", "[
     CHECK(rows * vectors + vectors + 1 <= 16);
     CHECK(rows * vectors >= 7); // enough accumulators to cover the FMA latency
   }
+  // A pointwise conv computed over its flattened 14 x 14 plane: vectors of 7 along the plane,
+  // rows along the output channels. 65 channels are 5 whole tiles of 13; 64 would leave a
+  // partial one of 5 tiles, a fifth of the work with its rows guarded: 8 rows instead.
+  CHECK(registerTile("conv2d:C=32,H=14,W=14,K=65,R=1,S=1", avx2) ==
+        std::pair<int64_t, int64_t>{13, 7});
+  CHECK(registerTile("conv2d:C=32,H=14,W=14,K=64,R=1,S=1", avx2) ==
+        std::pair<int64_t, int64_t>{8, 7});
 }
 
 TEST_CASE("the heuristic's register tile over a packed weight is exactly one block wide",

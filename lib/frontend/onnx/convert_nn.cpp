@@ -42,6 +42,7 @@ Outs convertConv(ConvertContext& c) {
   Shape in(x->shape.begin() + 2, x->shape.end());
   resolvePads(c, in, kernel, p.stride, p.dilation, &p.padBefore, &p.padAfter);
   p.weightChannelsLast = c.node.weightChannelsLast;
+  p.weightRowPad = c.node.weightRowPad;
   Tensor y = ops::conv(x, w, p, c.name());
   if (c.has(2)) y = ops::biasAdd(y, c.x(2), 1, c.name("bias"));
   return {y};

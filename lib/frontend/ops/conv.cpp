@@ -110,6 +110,48 @@ void checkConvInputs(const Tensor& data, const Tensor& weight, const ConvParams&
   }
 }
 
+// conv() of a pointwise window in NCHW: the output's spatial axes as one (see there).
+Tensor pointwiseConv(const Tensor& data, const Tensor& weight, int64_t K, const Shape& spatial,
+                     int64_t G, const std::string& name) {
+  int64_t N = data->shape[0], C = data->shape[1], Cg = C / G, Kg = K / G;
+  size_t dims = spatial.size();
+  int64_t plane = 1;
+  for (int64_t x : spatial)
+    if (!checkedMul(plane, x, &plane)) WM_USER_ERROR() << name << ": the output plane overflows";
+  std::string tag = "conv" + std::to_string(dims) + "d";
+  Tensor y = reduce(name + "_flat", tag, {N, K, plane}, ReduceKind::Sum, {Cg},
+                    [&](const std::vector<Var>& ax, const std::vector<Var>& r) {
+                      Expr channel = r[0];
+                      if (G > 1)
+                        channel = ax[1] / static_cast<double>(Kg) * static_cast<double>(Cg) + r[0];
+                      std::vector<Expr> di{ax[0], channel}, wi{ax[1], r[0]};
+                      int64_t inner = plane; // elements of the plane's dimensions after d
+                      for (size_t d = 0; d < dims; ++d) {
+                        int64_t outer = inner;
+                        inner /= spatial[d];
+                        Expr pos = Expr(ax[2]);
+                        if (d > 0) pos = pos % static_cast<double>(outer);
+                        if (d + 1 < dims) pos = pos / static_cast<double>(inner);
+                        di.push_back(pos);
+                        wi.push_back(intImm(0));
+                      }
+                      return read(data, di) * read(weight, wi);
+                    },
+                    {"n", "k", "f"}, {"rc"});
+  Shape out{N, K};
+  out.insert(out.end(), spatial.begin(), spatial.end());
+  std::vector<std::string> names{"n", "k"};
+  for (size_t d = 0; d < dims; ++d) names.push_back(spatialName(dims, d, false));
+  return compute(
+      name, ir::kLayoutTag, out,
+      [&](const std::vector<Var>& ax) {
+        Expr f = ax[2];
+        for (size_t d = 1; d < dims; ++d) f = f * static_cast<double>(spatial[d]) + ax[2 + d];
+        return read(y, {ax[0], ax[1], f});
+      },
+      names);
+}
+
 } // namespace
 
 Tensor conv(const Tensor& data, const Tensor& weight, const ConvParams& p,
@@ -124,8 +166,10 @@ Tensor conv(const Tensor& data, const Tensor& weight, const ConvParams& p,
   if (C % G) WM_USER_ERROR() << name << ": groups=" << G << " does not divide C=" << C;
   if (K % G) WM_USER_ERROR() << name << ": groups=" << G << " does not divide K=" << K;
   int64_t Cg = C / G, Kg = K / G;
-  if (weight->shape[wC] != Cg)
-    WM_USER_ERROR() << name << ": weight has " << weight->shape[wC]
+  if (p.weightRowPad < 0 || (p.weightRowPad && cl))
+    WM_USER_ERROR() << name << ": weight row padding " << p.weightRowPad << " is not supported";
+  if (weight->shape[wC] != Cg + p.weightRowPad)
+    WM_USER_ERROR() << name << ": weight has " << weight->shape[wC] - p.weightRowPad
                     << " input channels per group, expected C/groups=" << Cg;
   Shape spatial, reduceExt{Cg}, before{0, 0}, after{0, 0};
   for (size_t d = 0; d < dims; ++d) {
@@ -143,6 +187,17 @@ Tensor conv(const Tensor& data, const Tensor& weight, const ConvParams& p,
     before.push_back(p.padBefore[d]);
     after.push_back(p.padAfter[d]);
   }
+  // A pointwise convolution (1 x 1 window, stride 1, no padding, NCHW) over a plane of
+  // several rows: computed as [N, K, X*Y...], its spatial axes flattened into one, which is a
+  // matrix product whose vector axis runs along the whole plane (the input's rows lie end to
+  // end, so the codegen reads data[n, c, f / W, f % W] as one vector at offset f), where a row
+  // of 7 or 14 filled a vector or two partly; a view stage gives back [N, K, X...].
+  bool flat = !cl && dims >= 2;
+  for (size_t d = 0; d < dims && flat; ++d)
+    flat = reduceExt[1 + d] == 1 && p.stride[d] == 1 && before[2 + d] == 0 && after[2 + d] == 0;
+  if (flat) return pointwiseConv(data, weight, K, spatial, p.groups, name);
+  if (p.weightRowPad)
+    WM_USER_ERROR() << name << ": a weight with padded rows needs a pointwise convolution";
   Tensor padded = pad(data, before, after, 0.0, name + "_pad");
   // The reduction's axes: n, k, spatial... (NCHW) or n, spatial..., k (channels-last).
   std::vector<std::string> axisNames{"n"}, reduceNames{"rc"};

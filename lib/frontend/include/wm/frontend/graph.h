@@ -39,6 +39,9 @@ struct Node {
   /// MatMul and Gemm only, set by buildProgram: input B ([K, N]) is stored packed in column
   /// blocks of this many, [N / block, K, block] (0: as in the file; see kWeightBlock).
   int64_t weightBlock = 0;
+  /// Conv: the weight's rows carry this many unused elements after their C input channels,
+  /// [K, C + pad, 1...] (ops::ConvParams::weightRowPad; 0: as in the file).
+  int64_t weightRowPad = 0;
 };
 
 struct ValueInfo {

@@ -45,6 +45,7 @@ struct Program {
   int numOnnxNodes = 0, numFolded = 0, numViews = 0, numBatchNormsFolded = 0;
   int numWeightsTransposed = 0;       ///< Gemm weights (transB) stored transposed
   int numConvWeightsChannelsLast = 0; ///< Conv weights stored [C, R..., K]
+  int numConvWeightsPadded = 0;       ///< pointwise Conv weights stored [K, C + pad, 1...]
   int numWeightsPacked = 0;           ///< MatMul/Gemm weights stored [N / block, K, block]
 
   /// The value whose bytes v lives in (itself unless v is a view).
@@ -68,6 +69,10 @@ bool convWantsChannelsLast(int64_t K, int64_t reduction, int64_t width, int64_t 
 /// 3072-wide MLP ran at 110-130 GFLOP/s where a 768-wide one ran at 150). The heuristic
 /// schedule makes the register tile's columns exactly one block (other lengths gather).
 constexpr int64_t kWeightBlock = 16;
+/// A pointwise Conv weight whose rows hold a multiple of kWeightRowAlias floats (2 KB) gets
+/// kWeightRowPad unused floats (a cache line) after each row (Node::weightRowPad).
+constexpr int64_t kWeightRowAlias = 512;
+constexpr int64_t kWeightRowPad = 16;
 
 /// Whether buildProgram packs a constant MatMul/Gemm weight [K, N]: whole blocks of columns,
 /// at least two, and a reduction of at least one block.

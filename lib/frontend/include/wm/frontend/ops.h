@@ -36,6 +36,11 @@ struct ConvParams {
   /// channels innermost, so that its vector axis reads whole weight vectors, and a layout
   /// stage (ir::kLayoutTag, inlined into its consumers) gives back [N, K, X...].
   bool weightChannelsLast = false;
+  /// The weight's rows carry this many unused elements after their C/groups input channels,
+  /// [K, C/groups + pad, 1...]: a pointwise convolution only (1 x 1 window, stride 1, no
+  /// padding; the ONNX loader pads rows whose length would put a register tile's rows in one
+  /// L1 set).
+  int64_t weightRowPad = 0;
   /// Same values on every one of `dims` spatial dimensions.
   static ConvParams uniform(size_t dims, int64_t stride, int64_t pad, int64_t dilation,
                             int64_t groups = 1);
