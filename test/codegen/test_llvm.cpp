@@ -397,6 +397,30 @@ TEST_CASE("a vectorized load with lanes 2 or 3 elements apart is one masked span
   }
 }
 
+// The schedule `json` of dag, lowered: its raw IR for AVX-512 and AVX2 matches `matches`, and
+// its JIT result equals `expect` exactly (on the CPUs this host runs).
+template <typename Matcher>
+void checkVectorSchedule(const ir::ComputeDAG& dag, const char* json,
+                         const std::vector<ir::NDArray>& inputs,
+                         const std::vector<ir::NDArray>& expect, const Matcher& matches) {
+  INFO(json);
+  std::vector<sched::Step> steps;
+  std::string err;
+  REQUIRE(sched::stepsFromJson(json, &steps, &err));
+  auto r = sched::replay(dag, steps);
+  REQUIRE(r.error.empty());
+  auto f = lower::lower(r.state);
+  INFO(lower::toString(f));
+  for (auto cpu : {"x86-64-v4", "haswell"}) {
+    INFO(cpu);
+    auto target = codegen::resolveTarget({"llvm", cpu, "", 2});
+    CHECK_THAT(codegen::emit(f, target, codegen::EmitKind::LlvmIr, false), matches);
+    if (!hostRuns(cpu)) continue;
+    auto got = runJit(*codegen::JitKernel::compile(f, target), f, inputs);
+    CHECK(ir::maxRelativeError(got[0], expect[0]) == 0);
+  }
+}
+
 TEST_CASE("a vectorized loop under a partial tile's guard is masked vector code", "[llvm][asm]") {
   // y = 2 x^T with the vectorized axis split by 8 where 8 does not divide it: the last tile's
   // lanes run past the edge. Vectorized along y's columns (13: stores contiguous and masked,
@@ -415,25 +439,9 @@ TEST_CASE("a vectorized loop under a partial tile's guard is masked vector code"
   };
   for (const Case& c :
        {Case{R"([["SP",1,1,13,[8],1],["AN",1,2,"vectorize"]])", "masked.store"},
-        Case{R"([["SP",1,0,37,[8],1],["RE",1,[0,2,1]],["AN",1,2,"vectorize"]])", "masked.load"}}) {
-    INFO(c.steps);
-    std::vector<sched::Step> steps;
-    std::string err;
-    REQUIRE(sched::stepsFromJson(c.steps, &steps, &err));
-    auto r = sched::replay(dag, steps);
-    REQUIRE(r.error.empty());
-    auto f = lower::lower(r.state);
-    INFO(lower::toString(f));
-    for (auto cpu : {"x86-64-v4", "haswell"}) {
-      INFO(cpu);
-      auto target = codegen::resolveTarget({"llvm", cpu, "", 2});
-      std::string raw = codegen::emit(f, target, codegen::EmitKind::LlvmIr, false);
-      CHECK_THAT(raw, Catch::Contains(c.contains) && Catch::Contains("<8 x float>"));
-      if (!hostRuns(cpu)) continue;
-      auto got = runJit(*codegen::JitKernel::compile(f, target), f, inputs);
-      CHECK(ir::maxRelativeError(got[0], expect[0]) == 0);
-    }
-  }
+        Case{R"([["SP",1,0,37,[8],1],["RE",1,[0,2,1]],["AN",1,2,"vectorize"]])", "masked.load"}})
+    checkVectorSchedule(dag, c.steps, inputs, expect,
+                        Catch::Contains(c.contains) && Catch::Contains("<8 x float>"));
 }
 
 TEST_CASE("a vectorized read through a flattened plane's index is one contiguous vector",
@@ -448,22 +456,8 @@ TEST_CASE("a vectorized read through a flattened plane's index is one contiguous
   ir::ComputeDAG dag({y});
   auto inputs = ir::randomInputs(dag, 5);
   auto expect = ir::evaluateOutputs(dag, inputs);
-  std::vector<sched::Step> steps;
-  std::string err;
-  REQUIRE(sched::stepsFromJson(R"([["SP",1,1,24,[8],1],["AN",1,2,"vectorize"]])", &steps, &err));
-  auto r = sched::replay(dag, steps);
-  REQUIRE(r.error.empty());
-  auto f = lower::lower(r.state);
-  INFO(lower::toString(f));
-  for (auto cpu : {"x86-64-v4", "haswell"}) {
-    INFO(cpu);
-    auto target = codegen::resolveTarget({"llvm", cpu, "", 2});
-    std::string raw = codegen::emit(f, target, codegen::EmitKind::LlvmIr, false);
-    CHECK_THAT(raw, Catch::Contains("load <8 x float>") && !Catch::Contains("load float"));
-    if (!hostRuns(cpu)) continue;
-    auto got = runJit(*codegen::JitKernel::compile(f, target), f, inputs);
-    CHECK(ir::maxRelativeError(got[0], expect[0]) == 0);
-  }
+  checkVectorSchedule(dag, R"([["SP",1,1,24,[8],1],["AN",1,2,"vectorize"]])", inputs, expect,
+                      Catch::Contains("load <8 x float>") && !Catch::Contains("load float"));
 }
 
 TEST_CASE("parallel loops run on the thread pool", "[llvm][parallel]") {
