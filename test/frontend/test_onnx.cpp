@@ -298,20 +298,23 @@ TEST_CASE("a pointwise Conv runs over its flattened plane, its weight rows padde
   GraphBuilder b;
   b.input("x", {1, 512, 2, 3});
   b.input("x2", {1, 16, 3, 5});
+  b.input("x3", {1, 512, 5});
   auto w = b.weight("w", {256, 512, 1, 1}); // rows of 2 KB: padded
   auto bias = b.weight("bias", {256});
   auto w2 = b.weight("w2", {24, 16, 1, 1}); // flat, ONNX's layout
+  auto w3 = b.weight("w3", {256, 512, 1});  // one spatial dimension: channels-last, unpadded
   b.node("Conv", {"x", "w", "bias"}, {"c"});
   b.node("Relu", {"c"}, {"y"});
   b.node("Conv", {"x2", "w2"}, {"y2"});
-  b.output("y");
-  b.output("y2");
+  b.node("Conv", {"x3", "w3"}, {"y3"});
+  for (const char* o : {"y", "y2", "y3"}) b.output(o);
   Program p = buildProgram(b.g);
-  CHECK(p.numConvWeightsChannelsLast == 0);
+  CHECK(p.numConvWeightsChannelsLast == 1); // the 1-D one
   REQUIRE(p.numConvWeightsPadded == 1);
-  REQUIRE(p.nodes.size() == 3);
+  REQUIRE(p.nodes.size() == 4);
   CHECK(p.nodes[0].node.weightRowPad == kWeightRowPad);
   CHECK(p.nodes[2].node.weightRowPad == 0);
+  CHECK(p.nodes[3].node.weightRowPad == 0);
   const PValue& wp = p.values.at(p.nodes[0].inputs.at(1));
   REQUIRE(wp.constant);
   CHECK(wp.shape == ir::Shape{256, 512 + kWeightRowPad, 1, 1});
@@ -319,18 +322,19 @@ TEST_CASE("a pointwise Conv runs over its flattened plane, its weight rows padde
   CHECK(wp.constant->values()[7 * row + 300] == w.values()[7 * 512 + 300]);
   CHECK(wp.constant->values()[7 * row + 512] == 0.0); // the pad
   ModelPlan plan = planModel(p);
-  REQUIRE(groupOps(plan) == std::vector<std::string>{"Conv+Relu", "Conv"});
-  // both reduce over one flattened spatial axis: [1, K, X * Y]
+  REQUIRE(groupOps(plan) == std::vector<std::string>{"Conv+Relu", "Conv", "Conv"});
+  // the 2-D ones reduce over one flattened spatial axis, [1, K, X * Y]; the 1-D one [1, X, K]
   std::vector<ir::Shape> reductions;
   for (const auto& g : plan.groups)
     for (auto& op : plan.tasks[g.task].dag.ops())
       if (op->hasReduction()) reductions.push_back(op->shape);
-  CHECK(reductions == std::vector<ir::Shape>{{1, 256, 6}, {1, 24, 15}});
+  CHECK(reductions == std::vector<ir::Shape>{{1, 256, 6}, {1, 24, 15}, {1, 5, 256}});
 
   Rng rng(12);
   auto x = ir::NDArray::random(ir::DType::F32, {1, 512, 2, 3}, rng);
   auto x2 = ir::NDArray::random(ir::DType::F32, {1, 16, 3, 5}, rng);
-  auto got = interpretPlan(p, plan, {x, x2});
+  auto x3 = ir::NDArray::random(ir::DType::F32, {1, 512, 5}, rng);
+  auto got = interpretPlan(p, plan, {x, x2, x3});
   auto direct = [](const ir::NDArray& in, const ir::NDArray& wt, const ir::NDArray* b, bool relu,
                    int64_t C, int64_t K, int64_t plane) {
     ir::NDArray out(ir::DType::F32, {1, K, plane});
@@ -342,17 +346,18 @@ TEST_CASE("a pointwise Conv runs over its flattened plane, its weight rows padde
       }
     return out;
   };
-  auto want = direct(x, w, &bias, true, 512, 256, 6),
-       want2 = direct(x2, w2, nullptr, false, 16, 24, 15);
-  REQUIRE(got.at(p.outputs[0]).size() == want.size());
-  REQUIRE(got.at(p.outputs[1]).size() == want2.size());
-  double err = 0, err2 = 0;
-  for (int64_t i = 0; i < want.size(); ++i)
-    err = std::max(err, std::abs(got.at(p.outputs[0]).values()[i] - want.values()[i]));
-  for (int64_t i = 0; i < want2.size(); ++i)
-    err2 = std::max(err2, std::abs(got.at(p.outputs[1]).values()[i] - want2.values()[i]));
-  CHECK(err < 1e-4);
-  CHECK(err2 < 1e-5);
+  auto want = direct(x, w, &bias, true, 512, 256, 6);
+  auto want2 = direct(x2, w2, nullptr, false, 16, 24, 15);
+  auto want3 = direct(x3, w3, nullptr, false, 512, 256, 5);
+  for (auto [out, ref] : {std::pair{0, &want}, std::pair{1, &want2}, std::pair{2, &want3}}) {
+    INFO("output " << out);
+    const ir::NDArray& g = got.at(p.outputs[out]);
+    REQUIRE(g.size() == ref->size());
+    double err = 0;
+    for (int64_t i = 0; i < ref->size(); ++i)
+      err = std::max(err, std::abs(g.values()[i] - ref->values()[i]));
+    CHECK(err < 1e-4);
+  }
 }
 
 TEST_CASE("Shape/Gather/Unsqueeze/Concat chains fold; Reshape and Flatten are views, not kernels",

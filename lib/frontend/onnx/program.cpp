@@ -393,6 +393,7 @@ private:
   // 65-75 flat, 118-163 channels-last.
   static constexpr int64_t kPointwiseMaxChannels = 512;
   static bool pointwise(const PNode& pn, const Shape& weight) {
+    if (weight.size() < 4) return false; // one spatial dimension: ops::conv flattens nothing
     for (size_t d = 2; d < weight.size(); ++d)
       if (weight[d] != 1) return false;
     for (const char* a : {"strides", "pads"}) {
