@@ -51,6 +51,12 @@ int64_t ceilDiv(int64_t a, int64_t b) {
 // kMaxPadding (lowering guards the partial tile; hoist_guards keeps the guard out of the
 // full tiles).
 constexpr double kMaxPadding = 0.06;
+// The vector axis of a register tile may pad more: one lane in eight. A pointwise conv over a
+// 14 x 14 plane (196) had vectors of 7 lanes (its largest divisor under 8), which LLVM loads
+// in three pieces; 8 lanes with a masked last vector, 2 vectors x 6 rows, ran ResNet-50's
+// 256 -> 1024 at 14 x 14 at 106 GFLOP/s against 75, MobileNetV2's 96 -> 576 at 119 against 71
+// (docs/benchmarks.md). A 7 x 7 plane (49: 14% with 8 lanes) keeps 7: it measured no better.
+constexpr double kMaxVectorPadding = 0.125;
 int64_t tileLength(int64_t n, int64_t limit, int64_t step = 1) {
   int64_t d = largestDivisorAtMost(n, limit);
   if (d % step == 0 && 2 * d >= std::min(n, limit)) return d;
@@ -120,10 +126,10 @@ TilePlan planTiles(const ir::OperationNode& op, const target::Target& hw) {
     if (d != v && op.axes[d].extent > 1 && !readsAlong(d)) reuse = d;
   int64_t lanes = std::max(1, hw.vectorBytes / 4);
   int64_t ve = op.axes[v].extent;
-  // Whole vectors when the extent allows and an input is read contiguously along the axis
-  // (else its lanes are gathered: one vector at most), else the longest part of one vector.
-  // An extent that is no multiple of the vector (197 tokens) may still get whole vectors, the
-  // last one partial.
+  // Whole vectors when an input is read contiguously along the axis (else its lanes are
+  // gathered: one vector at most), else the longest part of one vector. An extent that is no
+  // multiple of the vector (197 tokens, a 14 x 14 plane) still gets whole vectors when its
+  // last, partial tile pads the axis by at most kMaxVectorPadding (lowering masks its lanes).
   int64_t v3 = largestDivisorAtMost(ve, lanes);
   // A weight packed in column blocks (frontend::kWeightBlock), read at [j / b, k, j % b]: the
   // register tile is exactly one block wide (other lengths split its lanes across blocks, and
@@ -132,14 +138,17 @@ TilePlan planTiles(const ir::OperationNode& op, const target::Target& hw) {
   if (block && (block % lanes || ve % block || block / lanes > kVectorsPerRow)) block = 0;
   if (block) {
     v3 = block;
-  } else if (!vectorReads.empty() && ve % lanes == 0) {
-    // Vectors (up to kVectorsPerRow, dividing the extent) x rows (up to maxRows) with the
-    // most FMAs per load: rows x vectors FMAs for rows + vectors loads (AVX-512: GEMM 4 x 4;
-    // a reuse axis of 7: 2 vectors x 7 rows, not 4 x 1; of 56 with 9 vectors: 3 x 4, not
-    // 1 x 14. AVX2: GEMM 2 vectors x 6 rows).
+  } else if (!vectorReads.empty() && (ve % lanes == 0 || ve >= 2 * lanes)) {
+    // Vectors (up to kVectorsPerRow, dividing the extent or padding it little) x rows (up to
+    // maxRows) with the most FMAs per load: rows x vectors FMAs for rows + vectors loads
+    // (AVX-512: GEMM 4 x 4; a reuse axis of 7: 2 vectors x 7 rows, not 4 x 1; of 56 with 9
+    // vectors: 3 x 4, not 1 x 14. AVX2: GEMM 2 vectors x 6 rows).
     double best = 0;
     for (int64_t nv = kVectorsPerRow; nv >= 1; nv /= 2) {
-      if ((ve / lanes) % nv) continue;
+      int64_t pad = ceilDiv(ve, lanes * nv) * lanes * nv - ve;
+      if (ve % lanes == 0 ? (ve / lanes) % nv != 0
+                          : static_cast<double>(pad) > kMaxVectorPadding * static_cast<double>(ve))
+        continue;
       int64_t rows = reuse >= 0 ? registerRows(op.axes[reuse].extent, maxRows(nv, hw)) : 1;
       double perLoad = static_cast<double>(rows * nv) / static_cast<double>(rows + nv);
       if (perLoad > best) {
@@ -147,9 +156,6 @@ TilePlan planTiles(const ir::OperationNode& op, const target::Target& hw) {
         v3 = lanes * nv;
       }
     }
-  } else if (!vectorReads.empty() && ve >= 2 * lanes) {
-    int64_t l = tileLength(ve, lanes * kVectorsPerRow, lanes);
-    if (l % lanes == 0) v3 = l;
   }
   // (The cache tiles count whole inner tiles and stay within the extent.)
   int64_t v2 = largestDivisorAtMost(ceilDiv(ve, v3), std::min(kColsPerCacheTile, ve) / v3);
