@@ -287,13 +287,10 @@ bool ComputeDAG::needsMultiLevelTiling(int i) const {
 }
 
 bool ComputeDAG::isElementwiseMatch(int i, int consumer) const {
-  return consumers(i).size() == 1 && consumers(i)[0] == consumer && readsElementwise(consumer, i);
-}
-
-bool ComputeDAG::readsElementwise(int consumer, int i) const {
   const auto& op = *ops_.at(i);
   const auto& cons = *ops_.at(consumer);
   if (!cons.isCompute() || cons.hasReduction()) return false;
+  if (consumers(i).size() != 1 || consumers(i)[0] != consumer) return false;
   if (op.shape != cons.shape) return false;
   const auto& lists = reads(consumer, i);
   if (lists.size() != 1) return false;

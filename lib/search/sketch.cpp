@@ -339,33 +339,25 @@ bool needsMultiLevelTiling(const State& s, int i) {
   return dag.needsMultiLevelTiling(dag.indexOf(s.stage(i).op.get()));
 }
 
-// Every path from stage i to its one effective consumer reads element-wise, through inlined
-// stages that may fan out and join again. Ansor walks a single chain, which refuses GELU's
-// x·(erf(x/√2) + 1)/2 (it reads x twice): ViT's and BERT's first MLP GEMM then wrote its result
-// to memory and a second loop applied the GELU.
 bool hasSingleElementwiseMatchedConsumer(const State& s, int i, int* consumer) {
   auto eff = s.effectiveConsumers(i);
   if (eff.size() != 1) return false;
   auto dag = currentDag(s);
-  std::vector<int> todo{i};
-  std::vector<char> seen(static_cast<size_t>(s.numStages()), 0);
-  while (!todo.empty()) {
-    int cur = todo.back();
-    todo.pop_back();
-    for (int d : s.consumers(cur)) {
-      if (!dag.readsElementwise(dag.indexOf(s.stage(d).op.get()),
-                                dag.indexOf(s.stage(cur).op.get())))
-        return false;
-      if (d == eff[0]) continue;
-      if (s.stage(d).loc != ComputeLoc::Inlined) return false;
-      if (!seen[static_cast<size_t>(d)]) {
-        seen[static_cast<size_t>(d)] = 1;
-        todo.push_back(d);
-      }
+  int cur = i;
+  while (true) {
+    auto direct = s.consumers(cur);
+    if (direct.size() != 1) return false;
+    int d = direct[0];
+    if (!dag.isElementwiseMatch(dag.indexOf(s.stage(cur).op.get()),
+                                dag.indexOf(s.stage(d).op.get())))
+      return false;
+    if (d == eff[0]) {
+      if (consumer) *consumer = d;
+      return true;
     }
+    if (s.stage(d).loc != ComputeLoc::Inlined) return false;
+    cur = d;
   }
-  if (consumer) *consumer = eff[0];
-  return true;
 }
 
 // CPU order (Ansor's): inlining first, so later rules see effective consumers; rfactor before

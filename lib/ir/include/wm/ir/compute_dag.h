@@ -48,8 +48,6 @@ public:
   /// consumer reads op i element-wise: same shape, i's only consumer, a single simple read
   /// with the axes in order.
   bool isElementwiseMatch(int i, int consumer) const;
-  /// consumer reads op i element-wise (as isElementwiseMatch, i's other consumers aside).
-  bool readsElementwise(int consumer, int i) const;
 
   /// Floating-point operations (a multiply-add is 2); index arithmetic is not counted.
   int64_t flops() const;
