@@ -110,6 +110,18 @@ void checkConvInputs(const Tensor& data, const Tensor& weight, const ConvParams&
   }
 }
 
+// A convolution's result as [N, K, X...] from another layout of it (`at` reads it there): a
+// layout stage, inlined into whatever reads it.
+Tensor nchwLayout(const std::string& name, int64_t N, int64_t K, const Shape& spatial,
+                  const ComputeFn& at) {
+  Shape nchw{N, K};
+  nchw.insert(nchw.end(), spatial.begin(), spatial.end());
+  std::vector<std::string> names{"n", "k"};
+  for (size_t d = 0; d < spatial.size(); ++d)
+    names.push_back(spatialName(spatial.size(), d, false));
+  return compute(name, ir::kLayoutTag, nchw, at, names);
+}
+
 // conv() of a pointwise window in NCHW: the output's spatial axes as one (see there).
 Tensor pointwiseConv(const Tensor& data, const Tensor& weight, int64_t K, const Shape& spatial,
                      int64_t G, const std::string& name) {
@@ -138,18 +150,11 @@ Tensor pointwiseConv(const Tensor& data, const Tensor& weight, int64_t K, const 
                       return read(data, di) * read(weight, wi);
                     },
                     {"n", "k", "f"}, {"rc"});
-  Shape out{N, K};
-  out.insert(out.end(), spatial.begin(), spatial.end());
-  std::vector<std::string> names{"n", "k"};
-  for (size_t d = 0; d < dims; ++d) names.push_back(spatialName(dims, d, false));
-  return compute(
-      name, ir::kLayoutTag, out,
-      [&](const std::vector<Var>& ax) {
-        Expr f = ax[2];
-        for (size_t d = 1; d < dims; ++d) f = f * static_cast<double>(spatial[d]) + ax[2 + d];
-        return read(y, {ax[0], ax[1], f});
-      },
-      names);
+  return nchwLayout(name, N, K, spatial, [&](const std::vector<Var>& ax) {
+    Expr f = ax[2];
+    for (size_t d = 1; d < dims; ++d) f = f * static_cast<double>(spatial[d]) + ax[2 + d];
+    return read(y, {ax[0], ax[1], f});
+  });
 }
 
 } // namespace
@@ -238,20 +243,13 @@ Tensor conv(const Tensor& data, const Tensor& weight, const ConvParams& p,
       },
       axisNames, reduceNames);
   if (!cl) return y;
-  // Back to [N, K, X...]: a layout stage, inlined into whatever reads it.
-  Shape nchw{N, K};
-  nchw.insert(nchw.end(), spatial.begin(), spatial.end());
-  std::vector<std::string> names{"n", "k"};
-  for (size_t d = 0; d < dims; ++d) names.push_back(spatialName(dims, d, false));
-  return compute(
-      name, ir::kLayoutTag, nchw,
-      [&](const std::vector<Var>& ax) {
-        std::vector<Expr> idx{ax[0]};
-        for (size_t d = 0; d < dims; ++d) idx.push_back(ax[2 + d]);
-        idx.push_back(ax[1]);
-        return read(y, idx);
-      },
-      names);
+  // Back to [N, K, X...].
+  return nchwLayout(name, N, K, spatial, [&](const std::vector<Var>& ax) {
+    std::vector<Expr> idx{ax[0]};
+    for (size_t d = 0; d < dims; ++d) idx.push_back(ax[2 + d]);
+    idx.push_back(ax[1]);
+    return read(y, idx);
+  });
 }
 
 Tensor convTranspose(const Tensor& data, const Tensor& weight, const ConvParams& p,
